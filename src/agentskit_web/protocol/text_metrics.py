@@ -1,0 +1,54 @@
+"""String measures as the wire contracts define them.
+
+The contracts were written for JavaScript: a "char" is a UTF-16 code unit and
+`trim()` strips JavaScript's whitespace set, which differs from Python's
+(`str.strip()` also strips U+001C..U+001F and U+0085, and keeps U+FEFF).
+Using Python's notions would make limits and line handling drift from the
+TypeScript implementations by exactly the characters attackers like.
+"""
+
+import re
+
+# ECMAScript WhiteSpace + LineTerminator code points.
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def js_length(text: str) -> int:
+    """Length of `text` in UTF-16 code units, as JavaScript's `.length` reports it."""
+    if text.isascii():
+        return len(text)
+    return len(text) + len(_ASTRAL.findall(text))
+
+
+def js_trim(text: str) -> str:
+    """`String.prototype.trim` semantics (not `str.strip`)."""
+    return text.strip(_JS_WHITESPACE)
+
+
+def js_is_blank(text: str) -> bool:
+    """True when `text` is empty after JavaScript trimming."""
+    return not js_trim(text)
+
+
+def utf8_length(text: str) -> int:
+    """UTF-8 byte length; lone surrogates count as the 3 bytes of U+FFFD, as TextEncoder does."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def js_slice(text: str, max_units: int) -> str:
+    """Cut `text` to at most `max_units` UTF-16 code units without splitting a pair."""
+    if js_length(text) <= max_units:
+        return text
+    units = 0
+    for index, char in enumerate(text):
+        width = 2 if ord(char) > 0xFFFF else 1
+        if units + width > max_units:
+            return text[:index]
+        units += width
+    return text
