@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import agentskit_web.chat  # noqa: F401 - registers the chat-level conformance subjects
+
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 

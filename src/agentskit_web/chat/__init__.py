@@ -4,6 +4,22 @@ I/O only through ports passed in (transport, storage); the names below are the
 stable public API of spec/API.md.
 """
 
+from . import component_conformance as component_conformance  # registers its fixture subject
 from .ask_adapter import create_ask_adapter as create_ask_adapter
 from .ask_projection import project_ask_event as project_ask_event
 from .ask_projection import project_ask_messages as project_ask_messages
+from .component_catalog import STANDARD_COMPONENTS as STANDARD_COMPONENTS
+from .component_catalog import STANDARD_MANIFEST as STANDARD_MANIFEST
+from .component_catalog import ComponentAccessibility as ComponentAccessibility
+from .component_catalog import ComponentDefinition as ComponentDefinition
+from .component_catalog import ComponentEventSpec as ComponentEventSpec
+from .component_catalog import ComponentManifest as ComponentManifest
+from .component_catalog import ComponentResolution as ComponentResolution
+from .component_catalog import define_component_manifest as define_component_manifest
+from .component_catalog import resolve_component_frame as resolve_component_frame
+from .component_catalog import validate_component_event as validate_component_event
+from .definition import ChatDefinition as ChatDefinition
+from .definition import define_chat as define_chat
+from .presentation import component_fallback_text as component_fallback_text
+from .presentation import present_chat_message as present_chat_message
+from .presentation import semantic_fallback as semantic_fallback
