@@ -1,0 +1,799 @@
+"""The trusted Ask backend (PROTOCOL.md section 6) as a Starlette ASGI app.
+
+One request runs these steps in this exact order, and stops at the first that
+fails (errors before the stream are JSON `{"error": {code, message, retryable}}`):
+
+1. method POST, else 405;
+2. content-type `application/json` (charset, if given, utf-8), else 415;
+3. authenticate the request *head* and resolve the site (the body is not read
+   yet), else 401 ASK_UNAUTHORIZED (403 if the credential may not use the site);
+4. `corpus`/`persona` query hints equal the site's corpus id / assistant id,
+   else 403 ASK_FORBIDDEN;
+5. the caller's rate-limit bucket has a token, else 429 ASK_RATE_LIMITED
+   (retryable, `retry-after`);
+6. the body, bounded to 64 KiB (413), parsed strictly with `parse_ask_request`
+   (400 ASK_INVALID_REQUEST: a client-sent siteId/corpus is rejected there);
+7. retrieval with its deadline: 408 ASK_TIMEOUT, 502 ASK_RETRIEVAL_FAILED,
+   422 ASK_NO_GROUNDED_SOURCES when nothing matched;
+8. 200 `application/x-ndjson`: text deltas, one `cite` tool event, `done`.
+   After the headers a failure is an in-stream `error` event
+   (ASK_GENERATION_FAILED, ASK_TIMEOUT, ASK_PERSISTENCE_CONFLICT); a client
+   that goes away stops generation (ASK_CANCELLED, counted in metrics).
+"""
+
+import contextlib
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Final, Protocol
+
+import anyio
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.datastructures import Headers, QueryParams
+from starlette.routing import Route
+from starlette.types import Message, Receive, Scope, Send
+
+from ..protocol import SiteConfig, parse_ask_request, parse_site_config
+from ..protocol.limits import ASK_REQUEST_MAX_BODY_BYTES, ASK_TEXT_DELTA_MAX_CHARS
+from ..protocol.text_metrics import js_is_blank, js_length, js_slice
+from ..protocol.wire_json import JSON_INVALID, dump_json, parse_json
+from .auth import Authenticator, Principal, RequestHead, anonymous
+from .generators import ChatTurn, ExtractiveGenerator, GenerationRequest, Generator
+from .metrics import MetricRecorder, MetricsSink, NullMetrics, Outcome
+from .persistence import (
+    PersistenceConflict,
+    PersistenceError,
+    SessionKey,
+    SessionRecord,
+    SessionStore,
+)
+from .rate_limit import TokenBucketLimiter
+from .retrieval import DocsIndex, Passage, Retriever, SqliteRetriever, page_path_for
+
+SITE_PROTOCOL: Final = "agentskit.chat.backend-site"
+NDJSON_CONTENT_TYPE: Final = "application/x-ndjson; charset=utf-8"
+DEFAULT_PATH: Final = "/api/ask"
+ASK_BACKEND_ANSWER_MAX_CHARS: Final = 65_536
+"""Server policy, not a wire bound: an answer longer than this is stopped with
+ASK_GENERATION_FAILED, well inside the client's 262,144-byte content bound."""
+
+# Fixed, user-presentable messages: never any part of the request in them.
+MESSAGES: Final = {
+    "method": "Ask requests must use POST.",
+    "media": "Ask requests must be JSON (content-type application/json).",
+    "unauthorized": "Authentication is required to ask this site.",
+    "site_forbidden": "This credential may not ask this site.",
+    "hint_forbidden": "The corpus or persona does not belong to this site.",
+    "rate": "Too many questions at once; wait a moment and ask again.",
+    "too_large": "The Ask request is larger than 65,536 bytes.",
+    "invalid": "The Ask request is invalid.",
+    "no_question": "The last message must be a non-blank user question.",
+    "no_session": "This site saves conversations and needs a sessionId.",
+    "retrieval_timeout": "Searching the documentation took too long.",
+    "retrieval_failed": "Searching the documentation failed.",
+    "no_sources": (
+        "No passage of the documentation matches this question. "
+        "Try other words, or the names used in the docs."
+    ),
+    "generation_failed": "The answer could not be generated.",
+    "generation_timeout": "The answer took too long and was stopped.",
+    "too_long": "The answer exceeded its size limit and was stopped.",
+    "conflict": (
+        "This conversation was changed elsewhere, so this answer was not saved. "
+        "Reload the conversation and ask again."
+    ),
+    "internal": "The Ask service failed unexpectedly.",
+}
+
+
+class SiteConfigError(ValueError):
+    """A site config that fails strict validation: the app refuses to start."""
+
+
+class Clock(Protocol):
+    """Time source: `monotonic()` for durations and buckets, `wall()` for metric times."""
+
+    def monotonic(self) -> float: ...
+
+    def wall(self) -> float: ...
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wall(self) -> float:
+        return time.time()
+
+
+# --------------------------------------------------------------------------- site config
+
+
+@dataclass(frozen=True, slots=True)
+class SiteSettings:
+    """The parts of a validated `agentskit.chat.backend-site` v1 config the app uses."""
+
+    site_id: str
+    assistant_id: str
+    assistant_name: str
+    corpus_id: str
+    max_sources: int
+    request_timeout: float
+    retrieval_timeout: float
+    generation_timeout: float
+    persistence_required: bool
+    wire: Mapping[str, Any] = field(repr=False, default_factory=dict)
+
+    @classmethod
+    def from_wire(cls, wire: Mapping[str, Any]) -> "SiteSettings":
+        limits = wire["limits"]
+        return cls(
+            site_id=wire["siteId"],
+            assistant_id=wire["assistant"]["id"],
+            assistant_name=wire["assistant"]["name"],
+            corpus_id=wire["corpus"]["id"],
+            max_sources=int(limits["maxSources"]),
+            request_timeout=limits["requestTimeoutMs"] / 1000,
+            retrieval_timeout=limits["retrievalTimeoutMs"] / 1000,
+            generation_timeout=limits["generationTimeoutMs"] / 1000,
+            persistence_required=wire["persistence"]["mode"] == "required",
+            wire=wire,
+        )
+
+
+def _wire_of(value: Any) -> Any:
+    return value.to_wire() if hasattr(value, "to_wire") else value
+
+
+def _field_locations(document: Any) -> str:
+    """Where a trusted config is wrong (field paths only, never values), best effort."""
+    try:
+        SiteConfig.model_validate(document)
+    except ValidationError as error:
+        places = sorted(
+            {".".join(str(p) for p in issue["loc"]) or "(top)" for issue in error.errors()}
+        )
+        return "; check " + ", ".join(places[:8])
+    except Exception:
+        return ""
+    return ""
+
+
+def load_site_config(source: "SiteConfig | Mapping[str, Any] | str | Path") -> SiteSettings:
+    """Validate a site config strictly (file path, mapping or model); raise SiteConfigError."""
+    where = "Site config"
+    document: Any = source
+    if isinstance(source, str | Path):
+        path = Path(source)
+        where = f"Site config {path}"
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            raise SiteConfigError(f"{where} cannot be read: {error.strerror}.") from error
+        document = parse_json(raw)
+        if document is JSON_INVALID:
+            raise SiteConfigError(f"{where} is not valid JSON (strict: no duplicate keys, no NaN).")
+    elif hasattr(source, "to_wire"):
+        document = source.to_wire()
+    result = parse_site_config(document)
+    if not result.ok:
+        diagnostic = result.diagnostic
+        detail = f"{diagnostic.code}: {diagnostic.message}" if diagnostic else "invalid"
+        raise SiteConfigError(
+            f"{where} is not a valid {SITE_PROTOCOL} v1 document ({detail})"
+            f"{_field_locations(document)}."
+        )
+    return SiteSettings.from_wire(_wire_of(result.config))
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class _Reject(Exception):
+    """A pre-stream refusal: status + diagnostic (+ extra headers)."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message_key: str,
+        *,
+        retryable: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(code)
+        self.status = status
+        self.code = code
+        self.message = MESSAGES[message_key]
+        self.retryable = retryable
+        self.headers = dict(headers or {})
+
+
+class _ClientGone(Exception):
+    """The client disconnected before the stream started."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Question:
+    """A parsed, admitted request."""
+
+    question: str
+    history: tuple[ChatTurn, ...]
+    session_id: str | None
+    escalated: bool
+
+
+@dataclass(slots=True)
+class _Plan:
+    principal: Principal
+    question: _Question
+    passages: Sequence[Passage]
+    session_key: SessionKey | None
+    record: SessionRecord | None
+    deadline: float
+
+
+@dataclass(slots=True)
+class _StreamStats:
+    events: int = 0
+    bytes: int = 0
+    first_event: float | None = None
+    first_token: float | None = None
+    answer_chars: int = 0
+    answer: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    outcome: Outcome = "ok"
+
+
+def _security_headers() -> dict[str, str]:
+    return {"cache-control": "no-store", "x-content-type-options": "nosniff"}
+
+
+def _is_json_media(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    media, *params = (part.strip() for part in content_type.split(";"))
+    if media.lower() != "application/json":
+        return False
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() != "utf-8":
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- the endpoint
+
+
+class AskEndpoint:
+    """The raw ASGI endpoint. Build it with `create_ask_app`, which wires the defaults."""
+
+    def __init__(
+        self,
+        site: SiteSettings,
+        *,
+        retriever: Retriever,
+        generator: Generator,
+        authenticate: Authenticator,
+        rate_limiter: TokenBucketLimiter,
+        session_store: SessionStore | None,
+        metrics: MetricsSink,
+        clock: Clock,
+        cors_origins: Sequence[str] = (),
+        request_ids: Callable[[], str] | None = None,
+    ) -> None:
+        if site.persistence_required and session_store is None:
+            raise ValueError("The site requires persistence but no session store was given.")
+        self.site = site
+        self.retriever = retriever
+        self.generator = generator
+        self.authenticate = authenticate
+        self.rate_limiter = rate_limiter
+        self.session_store = session_store
+        self.metrics = metrics
+        self.clock = clock
+        self.cors_origins = frozenset(cors_origins)
+        self._request_ids = request_ids or (lambda: "req-" + secrets.token_hex(16))
+
+    # -- ASGI -----------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        started = self.clock.monotonic()
+        recorder = MetricRecorder(
+            self.metrics,
+            site_id=self.site.site_id,
+            corpus_id=self.site.corpus_id,
+            request_id=self._request_ids(),
+            wall_clock=self.clock.wall,
+        )
+        headers = Headers(scope=scope)
+        cors = self._cors_headers(headers)
+        if self._is_preflight(scope, headers, cors):
+            await self._send_preflight(send, cors)
+            return
+        try:
+            plan = await self._admit(scope, receive, headers, recorder, started)
+        except _Reject as reject:
+            await self._send_error(send, reject, cors)
+            outcome: Outcome = "rejected" if reject.status < 500 else "error"
+            recorder.record("error.count", 1, "count", outcome)
+            recorder.record("request.total_ms", self._ms_since(started), "ms", outcome)
+            return
+        except _ClientGone:
+            recorder.record("cancellation.count", 1, "count", "cancelled")
+            recorder.record("request.total_ms", self._ms_since(started), "ms", "cancelled")
+            return
+        await self._stream(plan, receive, send, recorder, started, cors)
+
+    def _ms_since(self, start: float) -> float:
+        return max(0.0, (self.clock.monotonic() - start) * 1000)
+
+    # -- CORS (only for origins the operator listed) ---------------------------
+
+    def _cors_headers(self, headers: Headers) -> dict[str, str]:
+        origin = headers.get("origin")
+        if origin is None or origin not in self.cors_origins:
+            return {}
+        return {"access-control-allow-origin": origin, "vary": "origin"}
+
+    @staticmethod
+    def _is_preflight(scope: Scope, headers: Headers, cors: Mapping[str, str]) -> bool:
+        return (
+            bool(cors)
+            and scope["method"] == "OPTIONS"
+            and headers.get("access-control-request-method") == "POST"
+        )
+
+    @staticmethod
+    async def _send_preflight(send: Send, cors: Mapping[str, str]) -> None:
+        headers = {
+            **cors,
+            "access-control-allow-methods": "POST",
+            "access-control-allow-headers": "authorization, content-type",
+            "access-control-max-age": "600",
+            **_security_headers(),
+        }
+        await send({"type": "http.response.start", "status": 204, "headers": _raw(headers)})
+        await send({"type": "http.response.body", "body": b""})
+
+    # -- admission: steps 1-7 --------------------------------------------------
+
+    async def _admit(
+        self,
+        scope: Scope,
+        receive: Receive,
+        headers: Headers,
+        recorder: MetricRecorder,
+        started: float,
+    ) -> _Plan:
+        if scope["method"] != "POST":
+            raise _Reject(405, "ASK_INVALID_REQUEST", "method", headers={"allow": "POST"})
+        if not _is_json_media(headers.get("content-type")):
+            raise _Reject(415, "ASK_INVALID_REQUEST", "media")
+        query = QueryParams(scope.get("query_string", b""))
+        principal = await self._authenticate(scope, headers, query)
+        self._check_hints(query)
+        decision = self.rate_limiter.take(principal.rate_key)
+        if not decision.allowed:
+            raise _Reject(
+                429,
+                "ASK_RATE_LIMITED",
+                "rate",
+                retryable=True,
+                headers={"retry-after": str(decision.retry_after_seconds)},
+            )
+        body = await self._read_body(receive, headers)
+        question = self._parse(body)
+        if question.escalated:
+            recorder.record("deterministic.fallback", 1, "count", "ok")
+        key, record = await self._load_session(principal, question, recorder)
+        deadline = started + self.site.request_timeout
+        passages = await self._retrieve(question.question, recorder, deadline)
+        return _Plan(principal, question, passages, key, record, deadline)
+
+    async def _authenticate(self, scope: Scope, headers: Headers, query: QueryParams) -> Principal:
+        client = scope.get("client")
+        head = RequestHead(
+            method=scope["method"],
+            path=scope.get("path", ""),
+            query=query,
+            headers=headers,
+            client_host=client[0] if client else None,
+        )
+        try:
+            principal = await self.authenticate(head)
+        except Exception as error:
+            raise _Reject(500, "ASK_INTERNAL", "internal", retryable=True) from error
+        if principal is None:
+            raise _Reject(
+                401, "ASK_UNAUTHORIZED", "unauthorized", headers={"www-authenticate": "Bearer"}
+            )
+        if not principal.may_use(self.site.site_id):
+            raise _Reject(403, "ASK_FORBIDDEN", "site_forbidden")
+        return principal
+
+    def _check_hints(self, query: QueryParams) -> None:
+        for name, expected in (
+            ("corpus", self.site.corpus_id),
+            ("persona", self.site.assistant_id),
+        ):
+            values = query.getlist(name)
+            if values and (len(values) != 1 or values[0] != expected):
+                raise _Reject(403, "ASK_FORBIDDEN", "hint_forbidden")
+
+    async def _read_body(self, receive: Receive, headers: Headers) -> bytes:
+        declared = headers.get("content-length")
+        if declared is not None:
+            if not declared.isascii() or not declared.isdigit():
+                raise _Reject(400, "ASK_INVALID_REQUEST", "invalid")
+            if int(declared) > ASK_REQUEST_MAX_BODY_BYTES:
+                raise _Reject(413, "ASK_INVALID_REQUEST", "too_large")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message: Message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _ClientGone()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > ASK_REQUEST_MAX_BODY_BYTES:
+                raise _Reject(413, "ASK_INVALID_REQUEST", "too_large")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _parse(self, body: bytes) -> _Question:
+        result = parse_ask_request(body)
+        if not result.ok:
+            raise _Reject(400, "ASK_INVALID_REQUEST", "invalid")
+        wire = _wire_of(result.request)
+        messages = [ChatTurn(m["role"], m["content"]) for m in wire["messages"]]
+        last = messages[-1]
+        if last.role != "user" or js_is_blank(last.content):
+            raise _Reject(400, "ASK_INVALID_REQUEST", "no_question")
+        session_id = wire.get("sessionId")
+        if self.site.persistence_required and session_id is None:
+            raise _Reject(400, "ASK_INVALID_REQUEST", "no_session")
+        return _Question(
+            question=last.content,
+            history=tuple(messages[:-1]),
+            session_id=session_id,
+            escalated=wire.get("deterministic") is not None,
+        )
+
+    async def _load_session(
+        self, principal: Principal, question: _Question, recorder: MetricRecorder
+    ) -> tuple[SessionKey | None, SessionRecord | None]:
+        if not self.site.persistence_required or self.session_store is None:
+            return None, None
+        assert question.session_id is not None
+        key = SessionKey(self.site.site_id, principal.subject, question.session_id)
+        started = self.clock.monotonic()
+        try:
+            record = await self.session_store.load(key)
+        except PersistenceError as error:
+            recorder.record("persistence.total_ms", self._ms_since(started), "ms", "error")
+            raise _Reject(500, "ASK_INTERNAL", "internal", retryable=True) from error
+        recorder.record("persistence.total_ms", self._ms_since(started), "ms", "ok")
+        return key, record
+
+    async def _retrieve(
+        self, question: str, recorder: MetricRecorder, deadline: float
+    ) -> Sequence[Passage]:
+        started = self.clock.monotonic()
+        budget = min(self.site.retrieval_timeout, deadline - started)
+        outcome: Outcome = "error"
+        try:
+            with anyio.fail_after(max(budget, 0.0)):
+                found = list(await self.retriever.retrieve(question, self.site.max_sources))
+            outcome = "ok" if found else "rejected"
+        except TimeoutError as error:
+            raise _Reject(408, "ASK_TIMEOUT", "retrieval_timeout", retryable=True) from error
+        except Exception as error:
+            raise _Reject(
+                502, "ASK_RETRIEVAL_FAILED", "retrieval_failed", retryable=True
+            ) from error
+        finally:
+            recorder.record("retrieval.total_ms", self._ms_since(started), "ms", outcome)
+        passages = [p for p in found if isinstance(p, Passage)][: self.site.max_sources]
+        recorder.record("retrieval.documents", len(passages), "count", "ok")
+        if not passages:
+            raise _Reject(422, "ASK_NO_GROUNDED_SOURCES", "no_sources")
+        return passages
+
+    # -- responses ---------------------------------------------------------------
+
+    @staticmethod
+    async def _send_error(send: Send, reject: _Reject, cors: Mapping[str, str]) -> None:
+        body = dump_json(
+            {
+                "error": {
+                    "code": reject.code,
+                    "message": reject.message,
+                    "retryable": reject.retryable,
+                }
+            }
+        ).encode()
+        headers = {
+            "content-type": "application/json; charset=utf-8",
+            "content-length": str(len(body)),
+            **_security_headers(),
+            **reject.headers,
+            **cors,
+        }
+        await send(
+            {"type": "http.response.start", "status": reject.status, "headers": _raw(headers)}
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def _stream(
+        self,
+        plan: _Plan,
+        receive: Receive,
+        send: Send,
+        recorder: MetricRecorder,
+        started: float,
+        cors: Mapping[str, str],
+    ) -> None:
+        headers = {"content-type": NDJSON_CONTENT_TYPE, **_security_headers(), **cors}
+        await send({"type": "http.response.start", "status": 200, "headers": _raw(headers)})
+        stats = _StreamStats()
+
+        async def emit(event: Mapping[str, Any]) -> None:
+            line = (dump_json(event) + "\n").encode()
+            now = self.clock.monotonic()
+            if stats.first_event is None:
+                stats.first_event = now
+            if stats.first_token is None and event.get("type") == "text":
+                stats.first_token = now
+            stats.events += 1
+            stats.bytes += len(line)
+            await send({"type": "http.response.body", "body": line, "more_body": True})
+
+        async with anyio.create_task_group() as group:
+
+            async def watch_disconnect() -> None:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        stats.cancelled = True
+                        group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(watch_disconnect)
+            try:
+                await self._produce(plan, emit, stats, recorder, recorder.request_id)
+            except OSError:
+                stats.cancelled = True
+            except Exception:
+                stats.outcome = "error"
+                with contextlib.suppress(Exception):
+                    await emit(_error_event("ASK_INTERNAL", "internal", False))
+            finally:
+                group.cancel_scope.cancel()
+
+        if stats.cancelled:
+            stats.outcome = "cancelled"
+            recorder.record("cancellation.count", 1, "count", "cancelled")
+        else:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._record_stream(recorder, stats, started)
+
+    def _record_stream(self, recorder: MetricRecorder, stats: _StreamStats, started: float) -> None:
+        outcome = stats.outcome
+        if stats.first_event is not None:
+            recorder.record(
+                "stream.first_event_ms", (stats.first_event - started) * 1000, "ms", outcome
+            )
+        if stats.first_token is not None:
+            recorder.record(
+                "stream.first_token_ms", (stats.first_token - started) * 1000, "ms", outcome
+            )
+        recorder.record("stream.bytes", stats.bytes, "bytes", outcome)
+        recorder.record("stream.events", stats.events, "count", outcome)
+        if outcome == "error":
+            recorder.record("error.count", 1, "count", "error")
+        recorder.record("request.total_ms", self._ms_since(started), "ms", outcome)
+
+    async def _produce(
+        self,
+        plan: _Plan,
+        emit: Callable[[Mapping[str, Any]], Awaitable[None]],
+        stats: _StreamStats,
+        recorder: MetricRecorder,
+        request_id: str,
+    ) -> None:
+        error = await self._generate(plan, emit, stats)
+        if error is not None:
+            stats.outcome = "error"
+            await emit(_error_event(*error))
+            return
+        await emit(self._cite_event(plan.passages, request_id))
+        if plan.session_key is not None and plan.record is not None:
+            error = await self._save(plan, stats, recorder)
+            if error is not None:
+                stats.outcome = "error"
+                await emit(_error_event(*error))
+                return
+        done: dict[str, Any] = {"type": "done"}
+        model = self.generator.model
+        if model:
+            done["model"] = js_slice(model, 256)
+        await emit(done)
+
+    async def _generate(
+        self,
+        plan: _Plan,
+        emit: Callable[[Mapping[str, Any]], Awaitable[None]],
+        stats: _StreamStats,
+    ) -> tuple[str, str, bool] | None:
+        """Stream text deltas; return (code, message key, retryable) on failure."""
+        history = plan.question.history
+        if plan.record is not None:
+            history = tuple(ChatTurn(m.role, m.content) for m in plan.record.messages)
+        request = GenerationRequest(plan.question.question, tuple(plan.passages), history)
+        budget = min(self.site.generation_timeout, plan.deadline - self.clock.monotonic())
+        try:
+            with anyio.fail_after(max(budget, 0.0)):
+                stream: AsyncIterator[str] = self.generator.stream(request)
+                try:
+                    async for delta in stream:
+                        if not isinstance(delta, str) or not delta:
+                            continue
+                        stats.answer_chars += js_length(delta)
+                        if stats.answer_chars > ASK_BACKEND_ANSWER_MAX_CHARS:
+                            return ("ASK_GENERATION_FAILED", "too_long", False)
+                        stats.answer.append(delta)
+                        for piece in _bounded_pieces(delta):
+                            await emit({"type": "text", "delta": piece})
+                finally:
+                    await _close_quietly(stream)
+        except TimeoutError:
+            return ("ASK_TIMEOUT", "generation_timeout", True)
+        except OSError:
+            raise
+        except Exception:
+            return ("ASK_GENERATION_FAILED", "generation_failed", True)
+        if not stats.answer:
+            return ("ASK_GENERATION_FAILED", "generation_failed", True)
+        return None
+
+    async def _save(
+        self, plan: _Plan, stats: _StreamStats, recorder: MetricRecorder
+    ) -> tuple[str, str, bool] | None:
+        assert self.session_store is not None
+        assert plan.session_key is not None and plan.record is not None
+        started = self.clock.monotonic()
+        try:
+            await self.session_store.append_turn(
+                plan.session_key, plan.record, plan.question.question, "".join(stats.answer)
+            )
+        except PersistenceConflict:
+            recorder.record("persistence.total_ms", self._ms_since(started), "ms", "error")
+            recorder.record("conflict.count", 1, "count", "error")
+            return ("ASK_PERSISTENCE_CONFLICT", "conflict", True)
+        except PersistenceError:
+            recorder.record("persistence.total_ms", self._ms_since(started), "ms", "error")
+            return ("ASK_INTERNAL", "internal", True)
+        recorder.record("persistence.total_ms", self._ms_since(started), "ms", "ok")
+        return None
+
+    @staticmethod
+    def _cite_event(passages: Sequence[Passage], request_id: str) -> dict[str, Any]:
+        sources: list[dict[str, str]] = []
+        for number, passage in enumerate(passages, start=1):
+            source = {"id": f"source-{number}", "title": passage.title, "path": passage.path}
+            if passage.anchor:
+                source["anchor"] = passage.anchor
+            sources.append(source)
+        return {
+            "type": "tool",
+            "id": f"sources-{request_id}",
+            "name": "cite",
+            "args": {"sources": sources},
+        }
+
+
+async def _close_quietly(stream: AsyncIterator[str]) -> None:
+    """Close a generator's stream even while being cancelled (releases its connection)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is None:
+        return
+    with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+        await aclose()
+
+
+def _error_event(code: str, message_key: str, retryable: bool) -> dict[str, Any]:
+    return {"type": "error", "message": MESSAGES[message_key], "code": code, "retryable": retryable}
+
+
+def _bounded_pieces(delta: str) -> list[str]:
+    """A delta cut so each text event stays within the wire's 1,048,576-char bound."""
+    pieces: list[str] = []
+    while js_length(delta) > ASK_TEXT_DELTA_MAX_CHARS:
+        head = js_slice(delta, ASK_TEXT_DELTA_MAX_CHARS)
+        pieces.append(head)
+        delta = delta[len(head) :]
+    if delta:
+        pieces.append(delta)
+    return pieces
+
+
+def _raw(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+
+
+# --------------------------------------------------------------------------- factory
+
+
+def create_ask_endpoint(
+    site_config: "SiteConfig | Mapping[str, Any] | str | Path | SiteSettings",
+    docs_dir: str | Path | None = None,
+    *,
+    retriever: Retriever | None = None,
+    generator: Generator | None = None,
+    authenticate: Authenticator | None = None,
+    rate_limiter: TokenBucketLimiter | None = None,
+    session_store: SessionStore | None = None,
+    metrics: MetricsSink | None = None,
+    clock: Clock | None = None,
+    index_database: str | Path = ":memory:",
+    page_path: Callable[[PurePosixPath], str] = page_path_for,
+    cors_origins: Sequence[str] = (),
+    request_ids: Callable[[], str] | None = None,
+) -> AskEndpoint:
+    """Validate the config, build the index and defaults; raise a clear error if anything is off."""
+    site = site_config if isinstance(site_config, SiteSettings) else load_site_config(site_config)
+    clock = clock or SystemClock()
+    if retriever is None:
+        if docs_dir is None:
+            raise ValueError("create_ask_app needs docs_dir (or a retriever).")
+        retriever = SqliteRetriever(DocsIndex.from_folder(docs_dir, index_database, page_path))
+    if site.persistence_required and session_store is None:
+        session_store = SessionStore()
+    return AskEndpoint(
+        site,
+        retriever=retriever,
+        generator=generator or ExtractiveGenerator(),
+        authenticate=authenticate or anonymous(),
+        rate_limiter=rate_limiter or TokenBucketLimiter(clock=clock.monotonic),
+        session_store=session_store,
+        metrics=metrics or NullMetrics(),
+        clock=clock,
+        cors_origins=cors_origins,
+        request_ids=request_ids,
+    )
+
+
+def create_ask_app(
+    site_config: "SiteConfig | Mapping[str, Any] | str | Path | SiteSettings",
+    docs_dir: str | Path | None = None,
+    *,
+    path: str = DEFAULT_PATH,
+    **options: Any,
+) -> Starlette:
+    """A Starlette app answering Ask requests at `path` (default `/api/ask`).
+
+    `options` are those of `create_ask_endpoint`: `retriever`, `generator`,
+    `authenticate` (default anonymous), `rate_limiter`, `session_store`,
+    `metrics`, `clock`, `index_database`, `page_path`, `cors_origins`.
+    The endpoint is reachable as `app.state.ask` (tests, bench).
+    """
+    endpoint = create_ask_endpoint(site_config, docs_dir, **options)
+    app = Starlette(routes=[ask_route(endpoint, path)])
+    app.state.ask = endpoint
+    return app
+
+
+def ask_route(endpoint: AskEndpoint, path: str = DEFAULT_PATH) -> Route:
+    """A route for mounting the Ask endpoint inside another Starlette app (e.g. the demo server).
+
+    The route accepts every method so the endpoint itself answers 405 with the
+    contract's JSON error body.
+    """
+    return Route(path, endpoint=endpoint)

@@ -1,0 +1,217 @@
+"""Run the reference Ask backend with uvicorn: `agentskit-web serve-ask` / `serve_ask(...)`.
+
+Everything is validated before the socket opens: a bad site config, a missing
+docs folder, a bearer mode without tokens or an OpenAI-compatible generator
+without its key stop start-up with one clear line (exit status 2), never a
+traceback in the middle of serving.
+
+The OpenAI-compatible key is read from the environment variable named by
+`--api-key-env` (default AGENTSKIT_ASK_API_KEY), never from the command line,
+so it does not show up in `ps` or shell history.
+"""
+
+import argparse
+import os
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import uvicorn
+from starlette.applications import Starlette
+
+from .ask_app import DEFAULT_PATH, SiteConfigError, create_ask_app
+from .auth import Authenticator, anonymous, bearer_tokens, load_token_file
+from .generators import ExtractiveGenerator, Generator, OpenAICompatibleGenerator
+from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
+from .persistence import SessionStore
+from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
+
+DEFAULT_PORT: Final = 8001
+DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
+DEMO_PACE_SECONDS: Final = 0.01
+"""Pause between extractive deltas when serving, so a reader sees the answer stream."""
+
+
+class StartupError(RuntimeError):
+    """A configuration problem found before serving (printed as one line)."""
+
+
+@dataclass(slots=True)
+class AskServeConfig:
+    """Everything `serve_ask` needs; the CLI fills it from flags."""
+
+    site: Path = Path("docs/site.json")
+    docs: Path = Path("docs")
+    path: str = DEFAULT_PATH
+    auth: str = "anonymous"
+    tokens_file: Path | None = None
+    rate_capacity: int = DEFAULT_CAPACITY
+    rate_refill: float = DEFAULT_REFILL_PER_SECOND
+    metrics_file: Path | None = None
+    sessions_db: str = ":memory:"
+    index_db: str = ":memory:"
+    generator: str = "extractive"
+    openai_url: str | None = None
+    openai_model: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    pace_seconds: float = DEMO_PACE_SECONDS
+    cors_origins: list[str] = field(default_factory=list)
+
+
+def _authenticator(config: AskServeConfig) -> Authenticator:
+    if config.auth == "anonymous":
+        return anonymous()
+    if config.auth == "bearer":
+        if config.tokens_file is None:
+            raise StartupError("Bearer mode needs --tokens-file (lines of 'subject token').")
+        try:
+            return bearer_tokens(load_token_file(config.tokens_file.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as error:
+            raise StartupError(f"Token file {config.tokens_file}: {error}") from error
+    raise StartupError(f"Unknown auth mode {config.auth!r} (anonymous or bearer).")
+
+
+def _generator(config: AskServeConfig) -> Generator:
+    if config.generator == "extractive":
+        return ExtractiveGenerator(pace_seconds=config.pace_seconds)
+    if config.generator == "openai":
+        key = os.environ.get(config.api_key_env, "")
+        if not (config.openai_url and config.openai_model and key):
+            raise StartupError(
+                "The openai generator needs --openai-url, --openai-model and the key in "
+                f"${config.api_key_env}."
+            )
+        try:
+            return OpenAICompatibleGenerator(config.openai_url, key, config.openai_model)
+        except ValueError as error:
+            raise StartupError(str(error)) from error
+    raise StartupError(f"Unknown generator {config.generator!r} (extractive or openai).")
+
+
+def build_app(config: AskServeConfig) -> Starlette:
+    """The configured app; raises StartupError with a one-line reason."""
+    metrics: MetricsSink = NullMetrics()
+    if config.metrics_file is not None:
+        try:
+            metrics = JsonLinesMetrics(config.metrics_file)
+        except OSError as error:
+            raise StartupError(f"Metrics file {config.metrics_file}: {error.strerror}.") from error
+    try:
+        return create_ask_app(
+            config.site,
+            config.docs,
+            path=config.path,
+            generator=_generator(config),
+            authenticate=_authenticator(config),
+            rate_limiter=TokenBucketLimiter(config.rate_capacity, config.rate_refill),
+            session_store=SessionStore(config.sessions_db),
+            metrics=metrics,
+            index_database=config.index_db,
+            cors_origins=config.cors_origins,
+        )
+    except (SiteConfigError, ValueError, OSError) as error:
+        raise StartupError(str(error)) from error
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (port 0 = any free port; read it back from getsockname)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve_ask(
+    config: AskServeConfig,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    *,
+    log_level: str = "warning",
+) -> None:
+    """Serve until Ctrl-C. Prints the URL (with the real port when `port` is 0)."""
+    app = build_app(config)
+    sock = bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    print(f"Ask backend: http://{shown_host}:{bound_port}{config.path}", flush=True)
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
+    )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentskit-web serve-ask",
+        description="Serve the reference Ask backend over a docs folder.",
+    )
+    add = parser.add_argument
+    add("--site", type=Path, default=Path("docs/site.json"), help="site config (JSON)")
+    add("--docs", type=Path, default=Path("docs"), help="folder of Markdown/HTML pages")
+    add("--host", default="127.0.0.1")
+    add("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
+    add("--path", default=DEFAULT_PATH, help="URL path of the Ask endpoint")
+    add("--auth", choices=("anonymous", "bearer"), default="anonymous")
+    add("--tokens-file", type=Path, help="bearer mode: lines of 'subject token'")
+    add("--rate-capacity", type=int, default=DEFAULT_CAPACITY, help="burst per client")
+    add("--rate-refill", type=float, default=DEFAULT_REFILL_PER_SECOND, help="tokens/second")
+    add("--metrics-file", type=Path, help="append privacy-safe metrics as JSON lines")
+    add("--sessions-db", default=":memory:", help="SQLite file for saved conversations")
+    add("--index-db", default=":memory:", help="SQLite file for the search index")
+    add("--generator", choices=("extractive", "openai"), default="extractive")
+    add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
+    add("--openai-model", help="model name sent to the endpoint")
+    add("--api-key-env", default=DEFAULT_API_KEY_ENV, help="environment variable with the key")
+    add("--pace", type=float, default=DEMO_PACE_SECONDS, help="seconds between extractive deltas")
+    add("--cors-origin", action="append", default=[], help="allow this browser origin (repeat)")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> AskServeConfig:
+    return AskServeConfig(
+        site=args.site,
+        docs=args.docs,
+        path=args.path,
+        auth=args.auth,
+        tokens_file=args.tokens_file,
+        rate_capacity=args.rate_capacity,
+        rate_refill=args.rate_refill,
+        metrics_file=args.metrics_file,
+        sessions_db=args.sessions_db,
+        index_db=args.index_db,
+        generator=args.generator,
+        openai_url=args.openai_url,
+        openai_model=args.openai_model,
+        api_key_env=args.api_key_env,
+        pace_seconds=args.pace,
+        cors_origins=list(args.cors_origin),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry: `agentskit-web serve-ask [flags]` (also `python -m ...ask_serve`)."""
+    args: Any = _parser().parse_args(argv)
+    try:
+        serve_ask(config_from_args(args), args.host, args.port)
+    except StartupError as error:
+        print(f"agentskit-web serve-ask: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"agentskit-web serve-ask: cannot listen: {error.strerror}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""The answer-generation port and its two implementations.
+
+A `Generator` turns a question, the conversation so far and the retrieved
+passages into a stream of text deltas. The Ask app owns everything around it
+(deadlines, size bounds, citation event, errors), so a generator only yields
+text or raises.
+
+- `ExtractiveGenerator` (the default) needs no model and no network: it quotes
+  the best-matching sentences of the retrieved passages verbatim, each
+  attributed to its source, and says plainly that it quoted rather than wrote.
+- `OpenAICompatibleGenerator` streams tokens from any OpenAI-compatible
+  `/chat/completions` endpoint (URL + key) over httpx.
+"""
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, Protocol
+
+import anyio
+import httpx
+
+from ..protocol.wire_json import JSON_INVALID, parse_json
+from .retrieval import Passage, sentences, terms_of
+
+Role = Literal["user", "assistant"]
+
+EXTRACTIVE_SHORT_SENTENCE_CHARS: Final = 140
+EXTRACTIVE_QUOTE_MAX_CHARS: Final = 600
+DELTA_TARGET_CHARS: Final = 24
+"""The extractive generator streams in word groups of about this many chars."""
+
+
+class GenerationError(RuntimeError):
+    """The generator could not produce an answer (the app reports ASK_GENERATION_FAILED)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTurn:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """What a generator sees: the question, earlier turns, numbered passages."""
+
+    question: str
+    passages: Sequence[Passage]
+    history: Sequence[ChatTurn] = field(default_factory=tuple)
+
+
+class Generator(Protocol):
+    """The generation port. `model` (or None) is reported in the `done` event."""
+
+    @property
+    def model(self) -> str | None: ...
+
+    def stream(self, request: GenerationRequest) -> AsyncIterator[str]: ...
+
+
+# --------------------------------------------------------------------------- extractive
+
+
+def _best_sentences(passage: Passage, question_terms: set[str]) -> list[str]:
+    """A short contiguous quote around the sentence sharing most terms with the question.
+
+    The best sentence is kept with one neighbour (the next one, else the one
+    before) when that neighbour is also on topic or the best one is short, so
+    the quote reads as a passage rather than a fragment.
+    """
+    found = sentences(passage.text)
+    if not found:
+        first_line = next((ln.strip() for ln in passage.code.splitlines() if ln.strip()), "")
+        return [f"`{first_line[:200]}`"] if first_line and "`" not in first_line else []
+    scores = [len(terms_of(sentence) & question_terms) for sentence in found]
+    best = max(range(len(found)), key=lambda i: (scores[i], -i))
+    span = [best]
+    neighbour = best + 1 if best + 1 < len(found) else best - 1
+    if 0 <= neighbour != best and (
+        scores[neighbour] > 0 or len(found[best]) < EXTRACTIVE_SHORT_SENTENCE_CHARS
+    ):
+        span.append(neighbour)
+    quote = " ".join(found[i] for i in sorted(span))
+    if len(quote) > EXTRACTIVE_QUOTE_MAX_CHARS:
+        quote = quote[:EXTRACTIVE_QUOTE_MAX_CHARS].rsplit(" ", 1)[0] + " …"
+    return [quote]
+
+
+def compose_extractive_answer(request: GenerationRequest) -> str:
+    """The whole extractive answer as Markdown: attributed verbatim quotes, then a note."""
+    question_terms = terms_of(request.question)
+    blocks: list[str] = []
+    for number, passage in enumerate(request.passages, start=1):
+        for quote in _best_sentences(passage, question_terms):
+            quoted = "\n".join(f"> {line}" if line else ">" for line in quote.split("\n"))
+            blocks.append(f"{quoted}\n\n— *{passage.title}* [{number}]")
+    if not blocks:
+        raise GenerationError("No passage had quotable text.")
+    intro = "Here is what the documentation says:"
+    outro = "_These are direct quotes from the sources listed below; no language model was used._"
+    return "\n\n".join([intro, *blocks, outro])
+
+
+def split_deltas(text: str, target: int = DELTA_TARGET_CHARS) -> list[str]:
+    """Cut text into word-aligned pieces of about `target` chars (joined, they equal text)."""
+    pieces: list[str] = []
+    current = ""
+    for token in re.findall(r"\S+\s*|\s+", text):
+        current += token
+        if len(current) >= target:
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+class ExtractiveGenerator:
+    """Honest answers without a model: quotes from the retrieved passages, streamed.
+
+    `pace_seconds` inserts a pause between deltas (the demo uses a few
+    milliseconds so the stream is visible; tests and benches use 0).
+    """
+
+    def __init__(self, pace_seconds: float = 0.0) -> None:
+        self.pace_seconds = pace_seconds
+
+    @property
+    def model(self) -> str | None:
+        return None
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        answer = compose_extractive_answer(request)
+        for piece in split_deltas(answer):
+            yield piece
+            # Yield to the loop every delta: cancellation (client gone) lands here.
+            await anyio.sleep(self.pace_seconds)
+
+
+# --------------------------------------------------------------------------- OpenAI-compatible
+
+SYSTEM_PROMPT: Final = (
+    "You answer questions about a documentation site using only the numbered passages "
+    "below. Cite passages as [n]. If the passages do not answer the question, say so "
+    "plainly instead of guessing."
+)
+OPENAI_HISTORY_MAX_TURNS: Final = 8
+
+
+def _passages_block(passages: Sequence[Passage]) -> str:
+    return "\n\n".join(
+        f"[{number}] {passage.title} ({passage.path}"
+        f"{'#' + passage.anchor if passage.anchor else ''})\n{passage.text}"
+        f"{chr(10) + passage.code if passage.code else ''}"
+        for number, passage in enumerate(passages, start=1)
+    )
+
+
+def chat_messages(request: GenerationRequest) -> list[dict[str, str]]:
+    """The chat-completions `messages`: system (rules + passages), recent turns, question."""
+    messages = [
+        {"role": "system", "content": f"{SYSTEM_PROMPT}\n\n{_passages_block(request.passages)}"}
+    ]
+    for turn in list(request.history)[-OPENAI_HISTORY_MAX_TURNS:]:
+        messages.append({"role": turn.role, "content": turn.content})
+    messages.append({"role": "user", "content": request.question})
+    return messages
+
+
+def _delta_of(payload: Any) -> tuple[str, bool]:
+    """(text, finished) from one streamed chunk; raises GenerationError on an error object."""
+    if not isinstance(payload, dict):
+        raise GenerationError("Malformed completion chunk.")
+    if "error" in payload:
+        raise GenerationError("The completion endpoint reported an error.")
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return "", False
+    choice = choices[0]
+    delta = choice.get("delta")
+    text = delta.get("content") if isinstance(delta, dict) else None
+    return (text if isinstance(text, str) else ""), choice.get("finish_reason") is not None
+
+
+class OpenAICompatibleGenerator:
+    """Streams tokens from an OpenAI-compatible chat-completions endpoint.
+
+    `base_url` is the API root (e.g. `http://127.0.0.1:8080/v1`); the request
+    goes to `<base_url>/chat/completions` with `stream: true` and the key as a
+    bearer token. The key is never logged or echoed. Pass `client` to reuse a
+    connection pool (the app does); otherwise one client per answer is used.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        *,
+        client: httpx.AsyncClient | None = None,
+        connect_timeout: float = 10.0,
+        temperature: float = 0.2,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError("The completion endpoint URL must be http(s).")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self._key = api_key
+        self._model = model
+        self._client = client
+        self._timeout = httpx.Timeout(connect_timeout, read=None)
+        self.temperature = temperature
+
+    @property
+    def model(self) -> str | None:
+        return self._model
+
+    def _body(self, request: GenerationRequest) -> dict[str, Any]:
+        return {
+            "model": self._model,
+            "stream": True,
+            "temperature": self.temperature,
+            "messages": chat_messages(request),
+        }
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        headers = {"authorization": f"Bearer {self._key}", "accept": "text/event-stream"}
+        if self._client is not None:
+            async for piece in self._stream_with(self._client, request, headers):
+                yield piece
+            return
+        async with httpx.AsyncClient(timeout=self._timeout) as client:
+            async for piece in self._stream_with(client, request, headers):
+                yield piece
+
+    async def _stream_with(
+        self, client: httpx.AsyncClient, request: GenerationRequest, headers: dict[str, str]
+    ) -> AsyncIterator[str]:
+        try:
+            async with client.stream(
+                "POST", self.url, json=self._body(request), headers=headers, timeout=self._timeout
+            ) as response:
+                if response.status_code != 200:
+                    raise GenerationError(f"Completion endpoint answered {response.status_code}.")
+                async for piece in _sse_deltas(response):
+                    yield piece
+        except httpx.HTTPError as error:
+            raise GenerationError("Completion endpoint unreachable or failed.") from error
+
+
+async def _sse_deltas(response: httpx.Response) -> AsyncIterator[str]:
+    """Text deltas of a chat-completions SSE body; requires `[DONE]` or a finish_reason."""
+    finished = False
+    async for line in response.aiter_lines():
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if data == "[DONE]":
+            return
+        payload = parse_json(data)
+        if payload is JSON_INVALID:
+            raise GenerationError("Malformed completion chunk.")
+        text, done = _delta_of(payload)
+        if text:
+            yield text
+        finished = finished or done
+    if not finished:
+        raise GenerationError("Completion stream ended before it finished.")

@@ -1,0 +1,555 @@
+"""Retrieval over a docs folder: Markdown/HTML pages chunked by heading into SQLite FTS5.
+
+Why FTS5 + BM25: it is embedded in every CPython build (no server, no network,
+no model), ranks well enough for documentation questions, and an index of a
+docs folder builds in milliseconds at start-up.
+
+Chunking rule: every heading starts a chunk, which keeps its page path, page
+title, heading text and anchor, so a cited source links to the exact section.
+A section longer than `CHUNK_MAX_CHARS` is split on paragraph boundaries into
+several chunks that share its anchor.
+
+URL rule (`page_path_for`): `docs/<name>.md` and `docs/<name>.html` are cited
+as `/docs/<name>.html` (sub-folders are kept: `docs/a/b.md` -> `/docs/a/b.html`).
+
+Anchor rule (`slugify`, `HeadingSlugger`), the GitHub rule most docs sites use:
+lower-case the heading's text; keep Unicode letters, digits, combining marks,
+`-` and `_`; each space becomes `-`; drop every other character; a slug seen
+before on the same page gets `-1`, `-2`, ... appended. A page's top-level
+heading (`h1`) section has no anchor: it is cited as the page itself. HTML
+headings that carry an `id` attribute keep that id.
+"""
+
+import re
+import sqlite3
+import threading
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path, PurePosixPath
+from typing import Any, Final, Protocol
+
+import anyio.to_thread
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from ..protocol.limits import SOURCE_TITLE_MAX_CHARS
+
+CHUNK_MAX_CHARS: Final = 2_000
+"""Longest chunk body; longer sections are split so BM25 length normalisation stays fair."""
+
+QUERY_MAX_TERMS: Final = 32
+"""Distinct search terms taken from one question (the rest are ignored)."""
+
+PREFIX_MIN_CHARS: Final = 4
+"""Question terms at least this long are searched as prefixes (see build_match_query)."""
+
+DOC_SUFFIXES: Final = (".md", ".markdown", ".html", ".htm")
+
+_STOPWORDS: Final = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "was",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "yours",
+        "we",
+        "our",
+        "us",
+        "should",
+        "would",
+        "could",
+    ]
+)
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])\s+")
+
+
+class RetrievalError(RuntimeError):
+    """The index could not answer (corrupt database, I/O failure...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One retrieved chunk: where it lives (path + anchor), its titles and its text."""
+
+    path: str
+    anchor: str | None
+    page_title: str
+    heading: str
+    text: str
+    code: str = ""
+    score: float = 0.0
+
+    @property
+    def title(self) -> str:
+        """The source title shown to readers: `Page › Section`, cut to the wire bound."""
+        title = self.page_title
+        if self.heading and self.heading != self.page_title:
+            title = f"{self.page_title} › {self.heading}"
+        return title[:SOURCE_TITLE_MAX_CHARS].strip() or self.path
+
+
+class Retriever(Protocol):
+    """The retrieval port of the Ask app: ranked passages for a question."""
+
+    async def retrieve(self, question: str, limit: int) -> Sequence[Passage]: ...
+
+
+# --------------------------------------------------------------------------- slugs
+
+
+def slugify(text: str) -> str:
+    """The GitHub heading-anchor rule (see module docstring); may return ''."""
+    out: list[str] = []
+    for char in text.strip().lower():
+        if char == " ":
+            out.append("-")
+        elif char in "-_" or unicodedata.category(char)[0] in "LNM":
+            out.append(char)
+    return "".join(out)
+
+
+class HeadingSlugger:
+    """Unique anchors for the headings of one page, in document order."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+
+    def reserve(self, slug: str) -> None:
+        """Mark an explicit id (e.g. an HTML `id`) as used."""
+        self._seen.add(slug)
+
+    def slug(self, text: str) -> str:
+        base = slugify(text)
+        candidate, counter = base, 0
+        while candidate in self._seen:
+            counter += 1
+            candidate = f"{base}-{counter}"
+        self._seen.add(candidate)
+        return candidate
+
+
+def page_path_for(relative: str | PurePosixPath) -> str:
+    """The site path a docs file is published at: `guide/x.md` -> `/docs/guide/x.html`."""
+    posix = PurePosixPath(relative)
+    return "/docs/" + str(posix.with_suffix(".html"))
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(slots=True)
+class _Section:
+    heading: str
+    level: int
+    anchor: str | None
+    parts: list[str]
+    code: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    title: str
+    sections: list[_Section]
+
+
+def _inline_text(token: Token) -> str:
+    """Plain text of an inline token: markup dropped, inline code kept in backticks."""
+    pieces: list[str] = []
+    for child in token.children or []:
+        if child.type == "text":
+            pieces.append(child.content)
+        elif child.type == "code_inline":
+            pieces.append(f"`{child.content}`")
+        elif child.type in ("softbreak", "hardbreak"):
+            pieces.append(" ")
+        elif child.type == "image":
+            pieces.append(child.content)
+    return "".join(pieces).strip()
+
+
+def _heading_plain(token: Token) -> str:
+    """Heading text for slugs and titles: inline code without backticks, as GitHub does."""
+    return "".join(
+        c.content for c in token.children or [] if c.type in ("text", "code_inline", "image")
+    ).strip()
+
+
+_MARKDOWN: Final = MarkdownIt("commonmark", {"html": False}).enable("table")
+
+
+def parse_markdown(text: str, fallback_title: str) -> _Page:
+    """Split a Markdown page into heading sections with their plain text."""
+    tokens = _MARKDOWN.parse(text)
+    slugger = HeadingSlugger()
+    sections = [_Section(heading="", level=0, anchor=None, parts=[])]
+    title = ""
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token.type == "heading_open" and index + 1 < len(tokens):
+            level = int(token.tag[1])
+            heading = _heading_plain(tokens[index + 1])
+            anchor = slugger.slug(heading)
+            if level == 1 and not title:
+                title = heading
+                anchor_or_none: str | None = None
+            else:
+                anchor_or_none = anchor or None
+            sections.append(_Section(heading, level, anchor_or_none, []))
+            index += 3
+            continue
+        if token.type == "inline":
+            sections[-1].parts.append(_inline_text(token))
+        elif token.type in ("fence", "code_block"):
+            sections[-1].code.append(token.content.rstrip("\n"))
+        index += 1
+    return _Page(title=title or fallback_title, sections=sections)
+
+
+class _HtmlSections(HTMLParser):
+    """Collects heading sections from an HTML page (script/style/nav ignored)."""
+
+    _SKIP: Final = frozenset({"script", "style", "nav", "template", "noscript", "svg"})
+    _BLOCK: Final = frozenset({"p", "li", "td", "th", "dd", "dt", "blockquote", "div"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.slugger = HeadingSlugger()
+        self.sections = [_Section(heading="", level=0, anchor=None, parts=[])]
+        self.title = ""
+        self.doc_title = ""
+        self._skip_depth = 0
+        self._in_title = False
+        self._heading: tuple[int, str | None] | None = None
+        self._heading_text: list[str] = []
+        self._buffer: list[str] = []
+        self._pre_depth = 0
+        self._code: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self._SKIP:
+            self._skip_depth += 1
+        elif tag == "title":
+            self._in_title = True
+        elif re.fullmatch(r"h[1-6]", tag):
+            self._flush()
+            ids = [value for name, value in attrs if name == "id" and value]
+            self._heading = (int(tag[1]), ids[0] if ids else None)
+            self._heading_text = []
+        elif tag == "pre":
+            self._flush()
+            self._pre_depth += 1
+        elif tag in self._BLOCK or tag == "br":
+            self._flush()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre" and self._pre_depth:
+            self._pre_depth -= 1
+            if not self._pre_depth:
+                code = "".join(self._code).strip("\n")
+                if code.strip():
+                    self.sections[-1].code.append(code)
+                self._code = []
+        elif tag in self._SKIP:
+            self._skip_depth = max(0, self._skip_depth - 1)
+        elif tag == "title":
+            self._in_title = False
+        elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
+            self._close_heading()
+        elif tag in self._BLOCK:
+            self._flush()
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.doc_title += data
+        elif self._skip_depth:
+            return
+        elif self._heading is not None:
+            self._heading_text.append(data)
+        elif self._pre_depth:
+            self._code.append(data)
+        else:
+            self._buffer.append(data)
+
+    def _close_heading(self) -> None:
+        assert self._heading is not None
+        level, explicit = self._heading
+        heading = " ".join("".join(self._heading_text).split())
+        if explicit is not None:
+            self.slugger.reserve(explicit)
+            anchor: str | None = explicit
+        else:
+            anchor = self.slugger.slug(heading) or None
+        if level == 1 and not self.title:
+            self.title = heading
+            anchor = explicit
+        self.sections.append(_Section(heading, level, anchor, []))
+        self._heading = None
+
+    def _flush(self) -> None:
+        text = " ".join("".join(self._buffer).split())
+        if text:
+            self.sections[-1].parts.append(text)
+        self._buffer = []
+
+    def close(self) -> None:
+        super().close()
+        self._flush()
+
+
+def parse_html(text: str, fallback_title: str) -> _Page:
+    """Split an HTML page into heading sections with their plain text."""
+    parser = _HtmlSections()
+    parser.feed(text)
+    parser.close()
+    title = parser.title or " ".join(parser.doc_title.split()) or fallback_title
+    return _Page(title=title, sections=parser.sections)
+
+
+# --------------------------------------------------------------------------- index
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One indexed unit of text with everything a citation needs."""
+
+    path: str
+    anchor: str | None
+    page_title: str
+    heading: str
+    text: str
+    code: str = ""
+
+
+def _split_long(parts: list[str]) -> Iterable[str]:
+    """Join paragraphs into bodies of at most CHUNK_MAX_CHARS (a giant paragraph is cut)."""
+    current: list[str] = []
+    size = 0
+    for part in parts:
+        for start in range(0, max(len(part), 1), CHUNK_MAX_CHARS):
+            piece = part[start : start + CHUNK_MAX_CHARS]
+            if current and size + len(piece) + 1 > CHUNK_MAX_CHARS:
+                yield "\n".join(current)
+                current, size = [], 0
+            current.append(piece)
+            size += len(piece) + 1
+    if current:
+        yield "\n".join(current)
+
+
+def chunk_page(page: _Page, path: str) -> list[Chunk]:
+    """The chunks of one parsed page; empty sections are skipped."""
+    chunks: list[Chunk] = []
+    for section in page.sections:
+        parts = [part for part in section.parts if part.strip()]
+        code = "\n".join(block for block in section.code if block.strip())[:CHUNK_MAX_CHARS]
+        if not parts and not code:
+            continue
+        heading = section.heading or page.title
+        bodies = list(_split_long(parts)) or [""]
+        for number, body in enumerate(bodies):
+            # The section's code travels with its first chunk only.
+            chunks.append(
+                Chunk(path, section.anchor, page.title, heading, body, code if number == 0 else "")
+            )
+    return chunks
+
+
+def load_docs(docs_dir: Path, page_path: Callable[[PurePosixPath], str]) -> list[Chunk]:
+    """Parse every Markdown/HTML file under `docs_dir` (sorted, so the index is deterministic)."""
+    chunks: list[Chunk] = []
+    for file in sorted(docs_dir.rglob("*")):
+        if not file.is_file() or file.suffix.lower() not in DOC_SUFFIXES:
+            continue
+        relative = PurePosixPath(file.relative_to(docs_dir).as_posix())
+        text = file.read_text(encoding="utf-8")
+        fallback = relative.stem.replace("-", " ").replace("_", " ").capitalize()
+        if file.suffix.lower() in (".md", ".markdown"):
+            page = parse_markdown(text, fallback)
+        else:
+            page = parse_html(text, fallback)
+        chunks.extend(chunk_page(page, page_path(relative)))
+    return chunks
+
+
+def build_match_query(question: str) -> str | None:
+    """An FTS5 MATCH expression: the question's distinct non-stopword terms, OR-ed.
+
+    Every term is a quoted FTS5 string, so no character of the question can
+    become query syntax. Terms of `PREFIX_MIN_CHARS` or more are prefix
+    queries: the Porter stemmer maps "embed" to "emb" but "embedding" to
+    "embed", and a prefix query on the stemmed term finds both. None when
+    nothing searchable is left.
+    """
+    terms: list[str] = []
+    for word in _WORD.findall(question.lower()):
+        if word in _STOPWORDS or word in terms or (len(word) < 2 and not word.isdigit()):
+            continue
+        terms.append(word)
+        if len(terms) >= QUERY_MAX_TERMS:
+            break
+    if not terms:
+        return None
+    return " OR ".join(
+        f'"{term}"*' if len(term) >= PREFIX_MIN_CHARS else f'"{term}"' for term in terms
+    )
+
+
+_SCHEMA: Final = """
+DROP TABLE IF EXISTS chunks;
+CREATE VIRTUAL TABLE chunks USING fts5(
+    path UNINDEXED, anchor UNINDEXED, page_title, heading, body, code,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+# bm25() weights, in column order: path, anchor, page_title, heading, body, code.
+# Headings say what a section is about; code blocks often repeat words (JSON
+# keys, flags) without being about them, so they weigh least.
+_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.5, 3.0, 1.0, 0.25)"
+
+
+class DocsIndex:
+    """An FTS5 index of chunks in one SQLite database (`:memory:` or a file).
+
+    One connection, guarded by a lock, serves every thread: queries take well
+    under a millisecond on a docs corpus, and SQLite connections are not safe to
+    share without one.
+    """
+
+    def __init__(self, database: str | Path = ":memory:") -> None:
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(database), check_same_thread=False)
+        self._db.executescript(_SCHEMA)
+        self.size = 0
+
+    @classmethod
+    def from_folder(
+        cls,
+        docs_dir: str | Path,
+        database: str | Path = ":memory:",
+        page_path: Callable[[PurePosixPath], str] = page_path_for,
+    ) -> "DocsIndex":
+        """Index a docs folder; raises ValueError with a clear message when there is nothing."""
+        folder = Path(docs_dir)
+        if not folder.is_dir():
+            raise ValueError(f"Docs folder {folder} does not exist.")
+        chunks = load_docs(folder, page_path)
+        if not chunks:
+            raise ValueError(f"Docs folder {folder} has no Markdown or HTML page with text.")
+        index = cls(database)
+        index.add(chunks)
+        return index
+
+    def add(self, chunks: Iterable[Chunk]) -> None:
+        rows = [(c.path, c.anchor or "", c.page_title, c.heading, c.text, c.code) for c in chunks]
+        with self._lock, self._db:
+            self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self.size += len(rows)
+
+    def search(self, question: str, limit: int) -> list[Passage]:
+        """The best `limit` passages for a question, best first (BM25: lower is better)."""
+        match = build_match_query(question)
+        if match is None or limit < 1:
+            return []
+        sql = (
+            f"SELECT path, anchor, page_title, heading, body, code, {_RANK} AS rank "
+            "FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?"
+        )
+        try:
+            with self._lock:
+                rows: list[Any] = self._db.execute(sql, (match, limit)).fetchall()
+        except sqlite3.Error as error:
+            raise RetrievalError("Docs index query failed.") from error
+        return [
+            Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
+            for path, anchor, page_title, heading, body, code, rank in rows
+        ]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class SqliteRetriever:
+    """The default `Retriever`: a `DocsIndex` queried on a worker thread.
+
+    The wait is abandonable, so the app's retrieval deadline can fire even if
+    a query were slow; the thread then finishes on its own.
+    """
+
+    def __init__(self, index: DocsIndex) -> None:
+        self.index = index
+
+    async def retrieve(self, question: str, limit: int) -> Sequence[Passage]:
+        return await anyio.to_thread.run_sync(
+            self.index.search, question, limit, abandon_on_cancel=True
+        )
+
+
+def sentences(text: str) -> list[str]:
+    """Split passage text into sentences/lines (used by the extractive generator)."""
+    return [piece.strip() for piece in _SENTENCE_BREAK.split(text) if piece.strip()]
+
+
+def light_stem(word: str) -> str:
+    """A crude English stem for sentence scoring: `installing`/`installs` -> `install`."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def terms_of(text: str) -> set[str]:
+    """Stemmed, lower-cased non-stopword terms of a text (for sentence scoring)."""
+    return {
+        light_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1
+    }
