@@ -84,6 +84,19 @@ KNOWLEDGE_MAX_MATCH_VALUES: Final = 16
 KNOWLEDGE_ANSWER_MAX_CHARS: Final = 16_384
 KNOWLEDGE_MAX_CITATIONS: Final = 8
 
+# Section 1 - turn protocol
+# zod 4's `.int()` (the reference decoder) accepts only JavaScript safe integers.
+JS_MAX_SAFE_INTEGER: Final = 9_007_199_254_740_991
+# Reference server request body bound (64 KiB).
+TURN_REQUEST_MAX_BODY_BYTES: Final = 65_536
+# Implementation bound on a whole decoded turn event (not in the spec): a valid
+# event is its memory record (<= 10,000 nodes) plus a few envelope nodes, so this
+# leaves ample room for additive fields while bounding the walk of host objects.
+TURN_EVENT_MAX_NODES: Final = 100_000
+
+# Section 7 - memory record object keys (reference `cloneJsonRecord` rejects longer keys).
+MEMORY_RECORD_MAX_KEY_CHARS: Final = 256
+
 # Section 3 - standard component catalog props (reference catalog bounds)
 COMPONENT_LABEL_MAX_CHARS: Final = 256
 COMPONENT_TEXT_MAX_CHARS: Final = 4_096
