@@ -600,7 +600,7 @@ def test_clear_on_read_only_storage_fails_and_keeps_everything() -> None:
 
 # -- properties: nothing lost -------------------------------------------------------------
 
-_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
 _SAVES = st.lists(st.lists(_TEXT, min_size=0, max_size=4), min_size=1, max_size=8)
 
 
@@ -718,3 +718,12 @@ def test_two_tabs_converge_without_a_write_loop() -> None:
             save(tab, tab_b if tab == "b" else tab_a, shown[tab])
     assert shown["a"] == shown["b"] == [message(1)]
     assert rounds == 1
+
+
+def test_only_the_retained_window_of_migrated_data_is_validated() -> None:
+    def read(_value: Any, _key: str) -> list[Any]:
+        return [{"broken": True}] * 5_000 + [message(1)]
+
+    storage = MemoryStorage(initial={LEGACY: "[]"})
+    assert memory(storage, read=read, max_messages=1).load_now() == [message(1)]
+    assert LEGACY not in storage

@@ -21,6 +21,10 @@ Why every step is ordered the way it is:
   `set_item` throws).
 
 Decisions where PROTOCOL.md is silent (see the project's compatibility notes):
+- migrated messages are cut to the last `max_messages` *before* validation
+  (the reference validates all of them first): a legacy history of thousands
+  of messages would otherwise exceed the record's 10,000-node cap, be judged
+  invalid and be deleted;
 - a storage getter that raises is treated like "no storage" (load gives [],
   save and clear do nothing), as a page without storage must keep working;
 - a `get_item` that raises during load ends the load with [] and no writes:
@@ -34,7 +38,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, TypeAlias, TypeVar
 
 from ..protocol.dates import format_memory_datetime
 from ..protocol.diagnostics import ProtocolError
@@ -51,6 +55,8 @@ RECORD_TOO_LARGE_MESSAGE: Final = "Web Storage message record exceeds the config
 STORAGE_WRITE_FAILED_MESSAGE: Final = "Web Storage refused to store the message record."
 STORAGE_CLEAR_FAILED_MESSAGE: Final = "Web Storage memory could not be cleared."
 MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+_Item = TypeVar("_Item")
 
 Message: TypeAlias = dict[str, Any]
 StorageGetter: TypeAlias = Callable[[], Storage | None]
@@ -144,7 +150,7 @@ def decode_memory_record(raw: object, max_record_bytes: int) -> list[Message] | 
         return None
 
 
-def _keep_last(messages: Sequence[Message], count: int) -> list[Message]:
+def _keep_last(messages: Sequence[_Item], count: int) -> list[_Item]:
     return list(messages[-count:]) if len(messages) > count else list(messages)
 
 
@@ -243,7 +249,9 @@ class WebStorageMemory:
         if migrated is None or isinstance(migrated, str | bytes | Mapping):
             return None
         try:
-            return _validated_messages(list(migrated))
+            # Only the retained window is validated (as `save` does): a long
+            # legacy history must not fail the record's node cap and be lost.
+            return _validated_messages(_keep_last(list(migrated), self.max_messages))
         except Exception:  # a hostile iterable is not migratable
             return None
 
