@@ -20,6 +20,16 @@ from .component_catalog import resolve_component_frame as resolve_component_fram
 from .component_catalog import validate_component_event as validate_component_event
 from .definition import ChatDefinition as ChatDefinition
 from .definition import define_chat as define_chat
+from .legacy_migration import create_ask_session_memory as create_ask_session_memory
 from .presentation import component_fallback_text as component_fallback_text
 from .presentation import present_chat_message as present_chat_message
 from .presentation import semantic_fallback as semantic_fallback
+from .storage import MemoryStorage as MemoryStorage
+from .storage import Storage as Storage
+from .storage import StorageError as StorageError
+from .storage import StorageQuotaExceeded as StorageQuotaExceeded
+from .storage import StorageSecurityError as StorageSecurityError
+from .web_storage_memory import ChatMemoryError as ChatMemoryError
+from .web_storage_memory import WebStorageMemory as WebStorageMemory
+from .web_storage_memory import WebStorageMigration as WebStorageMigration
+from .web_storage_memory import create_web_storage_memory as create_web_storage_memory
