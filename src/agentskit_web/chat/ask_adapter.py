@@ -28,10 +28,11 @@ from ..protocol.ask_request import parse_answer_envelope
 from ..protocol.identifiers import is_safe_id
 from ..protocol.limits import (
     ASK_CONNECT_DEADLINE_SECONDS,
+    ASK_REQUEST_MAX_BODY_BYTES,
     ASK_REQUEST_MAX_MESSAGES,
     ASK_REQUEST_MESSAGE_MAX_CHARS,
 )
-from ..protocol.text_metrics import js_is_blank, js_slice
+from ..protocol.text_metrics import js_is_blank, js_slice, utf8_length
 from ..protocol.wire_json import dump_json
 from .ask_body import AskBodyReader, StreamChunk
 from .ask_projection import ProjectTool, project_ask_messages
@@ -92,7 +93,7 @@ def _escalation(escalation: object) -> dict[str, Any] | None:
 
 
 def _bounded_messages(messages: Sequence[object]) -> list[dict[str, str]]:
-    """Projected messages within the request bounds: the last 64, each cut to 16,384 chars."""
+    """Projected messages within the message bounds: the last 64, each cut to 16,384 chars."""
     projected = project_ask_messages(messages)[-ASK_REQUEST_MAX_MESSAGES:]
     return [
         {"role": item["role"], "content": js_slice(item["content"], ASK_REQUEST_MESSAGE_MAX_CHARS)}
@@ -105,8 +106,11 @@ def build_ask_request(
 ) -> dict[str, Any]:
     """The `agentskit.chat.ask` v1 request body (wire dict) for a conversation.
 
-    The session id is sent only when it is a SafeId and the escalation only
-    when it validates; neither can make the request invalid.
+    Bounded like the backend bounds it: at most 64 messages of at most 16,384
+    chars, and the oldest messages are left out until the body fits in 64 KiB
+    (the latest message always stays). The session id is sent only when it is
+    a SafeId and the escalation only when it validates, so neither can make
+    the request invalid.
     """
     request: dict[str, Any] = {"protocol": ASK_REQUEST_PROTOCOL, "version": ASK_REQUEST_VERSION}
     if session_id is not None and is_safe_id(session_id):
@@ -115,7 +119,24 @@ def build_ask_request(
     deterministic = _escalation(escalation)
     if deterministic is not None:
         request["deterministic"] = deterministic
+    request["messages"] = _fit_body(request)
     return request
+
+
+def _fit_body(request: dict[str, Any]) -> list[dict[str, str]]:
+    """The newest messages whose request body fits in 64 KiB (at least the latest one).
+
+    Sizes are measured once per message, so this stays linear in the conversation.
+    """
+    messages: list[dict[str, str]] = request["messages"]
+    frame = utf8_length(dump_json({**request, "messages": []}))
+    sizes = [utf8_length(dump_json(message)) for message in messages]
+    total = frame + sum(sizes) + max(len(sizes) - 1, 0)  # plus the separating commas
+    start = 0
+    while len(messages) - start > 1 and total > ASK_REQUEST_MAX_BODY_BYTES:
+        total -= sizes[start] + 1
+        start += 1
+    return messages[start:]
 
 
 def default_transport() -> AskTransport:
@@ -152,7 +173,7 @@ class AskSource:
         self._started = False
         self.aborted = False
 
-    def __aiter__(self) -> AsyncIterator[StreamChunk]:
+    def __aiter__(self) -> AsyncGenerator[StreamChunk, None]:
         return self.stream()
 
     def abort(self) -> None:
@@ -166,7 +187,7 @@ class AskSource:
         if response is not None:
             _spawn(_quiet_cancel(response))
 
-    async def stream(self) -> AsyncIterator[StreamChunk]:
+    async def stream(self) -> AsyncGenerator[StreamChunk, None]:
         """The chunks of this answer; never raises (except the consumer's own cancellation)."""
         if self._started:
             yield {"type": "error", "content": REUSED_MESSAGE}

@@ -108,6 +108,7 @@ class _Sniffer:
         self.text: list[str] = []
         self.size = 0
         self.first_char = ""
+        self.line_start = 0
         self.decoder = codecs.getincrementaldecoder("utf-8-sig")("replace")
 
     def add(self, data: bytes) -> str:
@@ -129,6 +130,21 @@ class _Sniffer:
         self.raw.clear()
         self.text.clear()
         self.size = 0
+
+    def mark_first_line(self) -> None:
+        """Note where the line holding the first `{` starts (once, when it is found).
+
+        Whitespace never contains the byte of `{` (UTF-8 continuation and BOM
+        bytes are >= 0x80), so the first `{` byte is that character.
+        """
+        raw = self.joined_raw()
+        self.raw = [raw]
+        self.line_start = raw.rfind(b"\n", 0, raw.index(b"{")) + 1
+
+    @property
+    def first_line_size(self) -> int:
+        """Bytes of the first line held so far (leading spaces included, as the decoder counts)."""
+        return self.size - self.line_start
 
     def joined_raw(self) -> bytes:
         return b"".join(self.raw)
@@ -217,21 +233,33 @@ class AskBodyReader:
             if sniffer.first_char != "{":
                 self._become_text()
                 return
+            sniffer.mark_first_line()
             piece = piece[piece.index("{") :]
         if "\n" in piece or final:
             self._decide_by_first_line(final)
-        elif sniffer.size > ASK_LINE_MAX_BYTES:
+        elif sniffer.first_line_size > ASK_LINE_MAX_BYTES:
             self._sniffer = _Sniffer()  # an oversized first line: drop it through its newline
             self._discarding = True
 
     def _decide_by_first_line(self, final: bool) -> None:
-        """NDJSON only when the first line (from its `{`) holds at least one valid Ask event."""
-        text = self._sniffer.joined_text()
-        start = text.index("{")
-        end = text.find("\n", start)
-        first_line = text[start:] + "\n" if end < 0 else text[start : end + 1]
+        """NDJSON only when the first line holds at least one valid Ask event.
+
+        A first line over 1 MiB is dropped through its newline whatever the
+        chunking (it may complete in the chunk that takes it past the bound),
+        and what follows it is sniffed afresh.
+        """
+        sniffer = self._sniffer
+        raw = sniffer.joined_raw()
+        brace = raw.index(b"{")
+        newline = raw.find(b"\n", brace)
+        end = len(raw) if newline < 0 else newline
+        if end - sniffer.line_start > ASK_LINE_MAX_BYTES:
+            self._sniffer = _Sniffer()
+            if newline >= 0:
+                self._sniff(raw[newline + 1 :], final)
+            return
+        first_line = raw[brace:end].decode("utf-8", "replace") + "\n"
         if decode_ask_events(first_line).events:
-            raw = self._sniffer.joined_raw()
             self._mode = _MODE_NDJSON
             self._sniffer = _Sniffer()
             self._ndjson(raw, final)
