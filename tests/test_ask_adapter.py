@@ -25,6 +25,7 @@ from agentskit_web.chat.ask_adapter import (
     build_ask_request,
     endpoint_with_params,
 )
+from agentskit_web.chat.ask_bench import recorded_long_stream, run_ask_bench
 from agentskit_web.chat.ask_body import (
     BYTE_LIMIT_MESSAGE,
     RECORD_LIMIT_MESSAGE,
@@ -795,3 +796,22 @@ def test_oversized_first_line_outcome_is_independent_of_chunking(
 ) -> None:
     expected = read_body([BODY], content_type)
     assert read_body(_split(OVERSIZED_BODY, cuts), content_type) == expected
+
+
+# -- benchmark helpers -----------------------------------------------------------------------------
+
+
+def test_recorded_long_stream_fits_every_bound() -> None:
+    chunks = read_body([recorded_long_stream()])
+    assert chunks[-1] == {"type": "done"}
+    content = "".join(c["content"] for c in chunks[:-1])
+    decoded = decode_assistant_content(content)
+    assert decoded.ok and len(decoded.parts) == ASSISTANT_CONTENT_MAX_RECORDS - 1
+
+
+def test_bench_reports_throughput_and_flat_per_chunk_cost() -> None:
+    report = run_ask_bench()
+    assert report["throughput"]["mbPerSecond"] > 0
+    assert report["throughput"]["emitted"] == ASSISTANT_CONTENT_MAX_RECORDS
+    # work per chunk must not grow with the answer: generous bound against timer noise
+    assert report["flatness"]["endToStartRatio"] < 4
