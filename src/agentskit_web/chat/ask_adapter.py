@@ -212,16 +212,18 @@ class AskSource:
             raise _Failure(status_message(response.status))
         reader = AskBodyReader(header_value(response.headers, "content-type"), self._project_tool)
         body = response.chunks()
-        while not reader.finished:
-            data = await self._next_chunk(body)
-            if data is None:
-                if self.aborted:
+        try:
+            while not reader.finished:
+                data = await self._next_chunk(body)
+                if data is None:
+                    if not self.aborted:
+                        for chunk in reader.finish():
+                            yield chunk
                     return
-                for chunk in reader.finish():
+                for chunk in reader.feed(data):
                     yield chunk
-                return
-            for chunk in reader.feed(data):
-                yield chunk
+        finally:
+            await _close_iterator(body)
 
     async def _connect(self) -> AskTransportResponse | None:
         """POST under the connection-only deadline; None when aborted."""
@@ -293,6 +295,17 @@ async def _anext_or_none(body: AsyncIterator[bytes]) -> bytes | None:
         return await body.__anext__()
     except StopAsyncIteration:
         return None
+
+
+async def _close_iterator(body: AsyncIterator[bytes]) -> None:
+    """Finalise the transport's body generator now rather than at garbage collection."""
+    aclose = getattr(body, "aclose", None)
+    if aclose is None:
+        return
+    try:
+        await aclose()
+    except Exception:  # a generator still running elsewhere or already broken: nothing to free
+        return
 
 
 async def _quiet_cancel(response: AskTransportResponse) -> None:
