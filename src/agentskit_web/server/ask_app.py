@@ -749,7 +749,7 @@ def create_ask_endpoint(
 ) -> AskEndpoint:
     """Validate the config, build the index and defaults; raise a clear error if anything is off."""
     site = site_config if isinstance(site_config, SiteSettings) else load_site_config(site_config)
-    clock = clock or SystemClock()
+    clock = SystemClock() if clock is None else clock
     if retriever is None:
         if docs_dir is None:
             raise ValueError("create_ask_app needs docs_dir (or a retriever).")
@@ -759,11 +759,13 @@ def create_ask_endpoint(
     return AskEndpoint(
         site,
         retriever=retriever,
-        generator=generator or ExtractiveGenerator(),
-        authenticate=authenticate or anonymous(),
-        rate_limiter=rate_limiter or TokenBucketLimiter(clock=clock.monotonic),
+        generator=ExtractiveGenerator() if generator is None else generator,
+        authenticate=anonymous() if authenticate is None else authenticate,
+        rate_limiter=(
+            TokenBucketLimiter(clock=clock.monotonic) if rate_limiter is None else rate_limiter
+        ),
         session_store=session_store,
-        metrics=metrics or NullMetrics(),
+        metrics=NullMetrics() if metrics is None else metrics,
         clock=clock,
         cors_origins=cors_origins,
         request_ids=request_ids,
