@@ -254,6 +254,17 @@ def test_only_doc_files_are_indexed(tmp_path: Path) -> None:
     assert sorted(p.path for p in index.search("alpha", 10)) == ["/docs/a.html", "/docs/sub/b.html"]
 
 
+def test_excluded_globs_are_left_out(tmp_path: Path) -> None:
+    docs = write_docs(
+        tmp_path / "docs",
+        {"a.md": "# A\n\nalpha\n", "design/x.md": "# X\n\nalpha\n", "design/y.html": "alpha"},
+    )
+    index = DocsIndex.from_folder(docs, exclude=["design/*"])
+    assert [p.path for p in index.search("alpha", 10)] == ["/docs/a.html"]
+    with pytest.raises(ValueError, match="no Markdown"):
+        DocsIndex.from_folder(docs, exclude=["*"])
+
+
 def test_custom_page_path_rule(tmp_path: Path) -> None:
     docs = write_docs(tmp_path / "docs")
     index = DocsIndex.from_folder(docs, page_path=lambda rel: f"/guide/{rel.stem}/")

@@ -744,6 +744,7 @@ def create_ask_endpoint(
     clock: Clock | None = None,
     index_database: str | Path = ":memory:",
     page_path: Callable[[PurePosixPath], str] = page_path_for,
+    docs_exclude: Sequence[str] = (),
     cors_origins: Sequence[str] = (),
     request_ids: Callable[[], str] | None = None,
 ) -> AskEndpoint:
@@ -753,7 +754,8 @@ def create_ask_endpoint(
     if retriever is None:
         if docs_dir is None:
             raise ValueError("create_ask_app needs docs_dir (or a retriever).")
-        retriever = SqliteRetriever(DocsIndex.from_folder(docs_dir, index_database, page_path))
+        index = DocsIndex.from_folder(docs_dir, index_database, page_path, docs_exclude)
+        retriever = SqliteRetriever(index)
     if site.persistence_required and session_store is None:
         session_store = SessionStore()
     return AskEndpoint(
@@ -783,7 +785,8 @@ def create_ask_app(
 
     `options` are those of `create_ask_endpoint`: `retriever`, `generator`,
     `authenticate` (default anonymous), `rate_limiter`, `session_store`,
-    `metrics`, `clock`, `index_database`, `page_path`, `cors_origins`.
+    `metrics`, `clock`, `index_database`, `page_path`, `docs_exclude` (glob
+    patterns relative to `docs_dir`), `cors_origins`.
     The endpoint is reachable as `app.state.ask` (tests, bench).
     """
     endpoint = create_ask_endpoint(site_config, docs_dir, **options)

@@ -59,6 +59,7 @@ class AskServeConfig:
     api_key_env: str = DEFAULT_API_KEY_ENV
     pace_seconds: float = DEMO_PACE_SECONDS
     cors_origins: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -110,6 +111,7 @@ def build_app(config: AskServeConfig) -> Starlette:
             session_store=SessionStore(config.sessions_db),
             metrics=metrics,
             index_database=config.index_db,
+            docs_exclude=config.exclude,
             cors_origins=config.cors_origins,
         )
     except (SiteConfigError, ValueError, OSError) as error:
@@ -117,9 +119,15 @@ def build_app(config: AskServeConfig) -> Starlette:
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket (port 0 = any free port; read it back from getsockname)."""
+    """A listening TCP socket (port 0 = any free port; read it back from getsockname).
+
+    The protocol must be IPPROTO_TCP explicitly: asyncio only disables Nagle
+    (TCP_NODELAY) on accepted sockets whose proto says TCP, and with Nagle on,
+    each streamed line after the first waits ~40 ms for the client's delayed ACK.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(512)
@@ -173,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--api-key-env", default=DEFAULT_API_KEY_ENV, help="environment variable with the key")
     add("--pace", type=float, default=DEMO_PACE_SECONDS, help="seconds between extractive deltas")
     add("--cors-origin", action="append", default=[], help="allow this browser origin (repeat)")
+    add("--exclude", action="append", default=[], help="glob of doc files to skip (repeat)")
     return parser
 
 
@@ -194,6 +203,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         api_key_env=args.api_key_env,
         pace_seconds=args.pace,
         cors_origins=list(args.cors_origin),
+        exclude=list(args.exclude),
     )
 
 

@@ -20,6 +20,7 @@ heading (`h1`) section has no anchor: it is cited as the page itself. HTML
 headings that carry an `id` attribute keep that id.
 """
 
+import fnmatch
 import re
 import sqlite3
 import threading
@@ -403,13 +404,23 @@ def chunk_page(page: _Page, path: str) -> list[Chunk]:
     return chunks
 
 
-def load_docs(docs_dir: Path, page_path: Callable[[PurePosixPath], str]) -> list[Chunk]:
-    """Parse every Markdown/HTML file under `docs_dir` (sorted, so the index is deterministic)."""
+def load_docs(
+    docs_dir: Path,
+    page_path: Callable[[PurePosixPath], str],
+    exclude: Sequence[str] = (),
+) -> list[Chunk]:
+    """Parse every Markdown/HTML file under `docs_dir` (sorted, so the index is deterministic).
+
+    `exclude` holds glob patterns matched against the path relative to
+    `docs_dir` (e.g. `design/*` leaves design notes out of the corpus).
+    """
     chunks: list[Chunk] = []
     for file in sorted(docs_dir.rglob("*")):
         if not file.is_file() or file.suffix.lower() not in DOC_SUFFIXES:
             continue
         relative = PurePosixPath(file.relative_to(docs_dir).as_posix())
+        if any(fnmatch.fnmatchcase(str(relative), pattern) for pattern in exclude):
+            continue
         text = file.read_text(encoding="utf-8")
         fallback = relative.stem.replace("-", " ").replace("_", " ").capitalize()
         if file.suffix.lower() in (".md", ".markdown"):
@@ -477,12 +488,13 @@ class DocsIndex:
         docs_dir: str | Path,
         database: str | Path = ":memory:",
         page_path: Callable[[PurePosixPath], str] = page_path_for,
+        exclude: Sequence[str] = (),
     ) -> "DocsIndex":
         """Index a docs folder; raises ValueError with a clear message when there is nothing."""
         folder = Path(docs_dir)
         if not folder.is_dir():
             raise ValueError(f"Docs folder {folder} does not exist.")
-        chunks = load_docs(folder, page_path)
+        chunks = load_docs(folder, page_path, exclude)
         if not chunks:
             raise ValueError(f"Docs folder {folder} has no Markdown or HTML page with text.")
         index = cls(database)

@@ -1,0 +1,117 @@
+"""`serve-ask` start-up checks, the listening socket, and a tiny run of the backend bench."""
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from _ask_helpers import site, write_docs
+from agentskit_web.server.ask_bench import AskBenchResult, format_table, run_ask_bench
+from agentskit_web.server.ask_serve import (
+    AskServeConfig,
+    StartupError,
+    bind_socket,
+    build_app,
+    config_from_args,
+    main,
+)
+from agentskit_web.server.generators import ExtractiveGenerator, OpenAICompatibleGenerator
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> AskServeConfig:
+    site_file = tmp_path / "site.json"
+    site_file.write_text(json.dumps(site()))
+    return AskServeConfig(site=site_file, docs=write_docs(tmp_path / "docs"))
+
+
+def test_default_build_is_anonymous_and_extractive(config: AskServeConfig) -> None:
+    endpoint = build_app(config).state.ask
+    assert isinstance(endpoint.generator, ExtractiveGenerator)
+    assert endpoint.generator.pace_seconds == config.pace_seconds
+
+
+def test_bearer_mode_needs_a_readable_token_file(config: AskServeConfig, tmp_path: Path) -> None:
+    config.auth = "bearer"
+    with pytest.raises(StartupError, match="--tokens-file"):
+        build_app(config)
+    config.tokens_file = tmp_path / "missing.txt"
+    with pytest.raises(StartupError, match=r"missing\.txt"):
+        build_app(config)
+    config.tokens_file.write_text("alice tok-a\n")
+    assert build_app(config).state.ask.authenticate is not None
+
+
+def test_openai_generator_needs_url_model_and_key_from_env(
+    config: AskServeConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config.generator = "openai"
+    config.openai_url = "http://127.0.0.1:9/v1"
+    config.openai_model = "m"
+    monkeypatch.delenv("AGENTSKIT_ASK_API_KEY", raising=False)
+    with pytest.raises(StartupError, match="AGENTSKIT_ASK_API_KEY"):
+        build_app(config)
+    monkeypatch.setenv("AGENTSKIT_ASK_API_KEY", "sk-from-env")
+    generator = build_app(config).state.ask.generator
+    assert isinstance(generator, OpenAICompatibleGenerator) and generator.model == "m"
+    config.openai_url = "ftp://x"
+    with pytest.raises(StartupError, match="http"):
+        build_app(config)
+
+
+def test_unknown_modes_and_bad_files_are_start_up_errors(
+    config: AskServeConfig, tmp_path: Path
+) -> None:
+    config.metrics_file = tmp_path / "no-such-dir" / "m.jsonl"
+    with pytest.raises(StartupError, match="Metrics file"):
+        build_app(config)
+    config.metrics_file = None
+    config.docs = tmp_path / "nope"
+    with pytest.raises(StartupError, match="does not exist"):
+        build_app(config)
+
+
+def test_cli_reports_start_up_errors_in_one_line(
+    config: AskServeConfig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["--site", str(config.site), "--docs", str(config.docs), "--auth", "bearer"])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agentskit-web serve-ask: Bearer mode needs --tokens-file")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_cli_flags_map_onto_the_config() -> None:
+    import argparse
+
+    from agentskit_web.server.ask_serve import _parser
+
+    args: argparse.Namespace = _parser().parse_args(
+        ["--port", "0", "--cors-origin", "https://a", "--cors-origin", "https://b",
+         "--rate-capacity", "5", "--pace", "0", "--generator", "openai", "--exclude", "design/*"]
+    )  # fmt: skip
+    config = config_from_args(args)
+    assert config.cors_origins == ["https://a", "https://b"]
+    assert config.exclude == ["design/*"]
+    assert (config.rate_capacity, config.pace_seconds, config.generator) == (5, 0.0, "openai")
+
+
+def test_listening_socket_is_tcp_with_nodelay() -> None:
+    sock = bind_socket("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP  # asyncio then sets TCP_NODELAY per connection
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+        assert sock.getsockname()[1] > 0
+    finally:
+        sock.close()
+
+
+def test_bench_runs_against_a_real_process() -> None:
+    result = run_ask_bench(concurrency=3, questions=12, sequential=4, warmup=2)
+    assert isinstance(result, AskBenchResult)
+    lone, loaded = result.phases
+    assert (lone.completed, loaded.completed) == (4, 12)
+    assert loaded.qps > 0 and lone.stat("ttfb_ms", 0.5) <= lone.stat("done_ms", 0.5)
+    table = format_table(result)
+    assert "TTFB p50" in table and "3 clients" in table and "failed: 0" in table
