@@ -67,7 +67,7 @@ def test_prefix_constant() -> None:
 
 @pytest.mark.parametrize("partial", [P[:n] for n in range(1, len(P) + 1)])
 def test_every_partial_prefix_is_inert(partial: str) -> None:
-    assert decode_assistant_content(partial) == ContentResult(ok=True, parts=(), complete=False)
+    assert decode_assistant_content(partial) == ContentResult(ok=True, parts=[], complete=False)
 
 
 @pytest.mark.parametrize("value", ["", "plain text", " " + P, None, 1, [P], b"\x1e", {"a": 1}])
@@ -123,7 +123,7 @@ def test_total_bytes_at_and_past_the_limit() -> None:
 
 def test_byte_limit_counts_the_unfinished_tail() -> None:
     at_limit = P + "x" * (MAX_BYTES - len(P))
-    assert decode_assistant_content(at_limit) == ContentResult(ok=True, parts=(), complete=False)
+    assert decode_assistant_content(at_limit) == ContentResult(ok=True, parts=[], complete=False)
     result = decode_assistant_content(at_limit + "x")
     assert result.diagnostic is not None
     assert result.diagnostic.message == "Assistant content envelope exceeds its safety limit."
@@ -162,7 +162,7 @@ def test_text_record_chars_at_and_past_the_limit() -> None:
         ("😀" * (MAX_TEXT // 2), "😀" * (MAX_TEXT // 2) + "a"),
         ("a" * (MAX_TEXT - 2) + "😀", "a" * (MAX_TEXT - 1) + "😀"),
     ]:
-        assert decode_assistant_content(P + line(at)).parts == (text(at),)
+        assert decode_assistant_content(P + line(at)).parts == [text(at)]
         assert code_of(decode_assistant_content(P + line(past))) == (
             "ASSISTANT_CONTENT_INVALID_RECORD"
         )
@@ -177,7 +177,7 @@ def test_text_record_chars_at_and_past_the_limit() -> None:
 def test_only_newline_splits_records() -> None:
     raw = "a\u2028b\u2029c\x85d\x0be"  # \x0b is invalid raw JSON: escape it
     encoded = P + '{"kind":"text","text":"a\u2028b\u2029c\x85d\\u000be"}\n'
-    assert decode_assistant_content(encoded).parts == (text(raw),)
+    assert decode_assistant_content(encoded).parts == [text(raw)]
     assert raw.splitlines() != [raw]  # what splitlines() would have done
 
 
@@ -191,7 +191,7 @@ def test_unfinished_trailing_record_is_never_validated() -> None:
     good = P + line("a")
     for tail in ('{"kind":"text","text":""}', "garbage", "[" * 1000, '{"kind":"text","text":1'):
         assert decode_assistant_content(good + tail) == ContentResult(
-            ok=True, parts=(text("a"),), complete=False
+            ok=True, parts=[text("a")], complete=False
         )
         assert code_of(decode_assistant_content(good + tail + "\n")) == (
             "ASSISTANT_CONTENT_INVALID_RECORD"
@@ -200,7 +200,7 @@ def test_unfinished_trailing_record_is_never_validated() -> None:
 
 def test_component_records_are_fully_validated() -> None:
     good = P + json.dumps({"kind": "component", "frame": FRAME}) + "\n"
-    assert decode_assistant_content(good).parts == ({"kind": "component", "frame": FRAME},)
+    assert decode_assistant_content(good).parts == [{"kind": "component", "frame": FRAME}]
     for frame in (
         {**FRAME, "version": 2},
         {**FRAME, "props": json.loads("[" * 22 + "]" * 22)},
@@ -235,7 +235,7 @@ def test_decoder_survives_hostile_string_subclasses() -> None:
             raise RuntimeError("blocked")
 
     result = decode_assistant_content(Weird(P + line("a")))
-    assert result.parts == (text("a"),)
+    assert result.parts == [text("a")]
 
 
 # ---------------------------------------------------------------- encoder
@@ -252,7 +252,7 @@ def test_encoder_writes_the_prefix_once_and_tracks_totals() -> None:
     assert encoder.remaining_records == MAX_RECORDS - 2
     assert encoder.remaining_bytes == MAX_BYTES - encoder.bytes
     decoded = decode_assistant_content(first + second)
-    assert decoded.parts == (text("Hello\n"), {"kind": "component", "frame": FRAME})
+    assert decoded.parts == [text("Hello\n"), {"kind": "component", "frame": FRAME}]
 
 
 def test_encoder_accepts_models() -> None:
@@ -260,10 +260,10 @@ def test_encoder_accepts_models() -> None:
     encoder = AssistantContentEncoder()
     content = encoder.encode(AssistantTextPart.model_validate(text("a")))
     content += encoder.encode({"kind": "component", "frame": frame})
-    assert decode_assistant_content(content).parts == (
+    assert decode_assistant_content(content).parts == [
         text("a"),
         {"kind": "component", "frame": FRAME},
-    )
+    ]
 
 
 @pytest.mark.parametrize(
@@ -418,7 +418,7 @@ def test_encoder_round_trips_hostile_text(texts: list[str]) -> None:
         assert json.loads(record.encode("utf-8")) == text(as_js(texts[index]))
     content = "".join(chunks)
     assert decode_assistant_content(content) == ContentResult(
-        ok=True, parts=tuple(text(as_js(v)) for v in texts), complete=True
+        ok=True, parts=[text(as_js(v)) for v in texts], complete=True
     )
     assert encoder.bytes == utf8_length(content)
 
@@ -512,7 +512,7 @@ def test_reader_feed_matches_decoder_on_every_prefix(content: str, points: list[
         assert delta.diagnostic == expected.diagnostic
         if delta.ok:
             collected.extend(delta.new_parts)
-            assert tuple(collected) == expected.parts
+            assert collected == expected.parts
             assert delta.complete == expected.complete
         else:
             collected = []

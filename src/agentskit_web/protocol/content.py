@@ -142,7 +142,7 @@ def _decode(value: Any) -> ContentResult:
     if envelope is not None:
         return _failure(envelope)
     if len(value) < len(ASSISTANT_CONTENT_PREFIX):  # step 2: partial prefix while streaming
-        return ContentResult(ok=True, parts=(), complete=False)
+        return ContentResult(ok=True, parts=[], complete=False)
     if _exceeds_bytes(value):  # step 4
         return _failure(LIMIT_EXCEEDED)
     body = value[len(ASSISTANT_CONTENT_PREFIX) :]
@@ -155,7 +155,7 @@ def _decode(value: Any) -> ContentResult:
         if part is None:
             return _failure(RECORD_INVALID)
         parts.append(part)
-    return ContentResult(ok=True, parts=tuple(parts), complete=body.endswith("\n"))  # step 7
+    return ContentResult(ok=True, parts=list(parts), complete=body.endswith("\n"))  # step 7
 
 
 def decode_assistant_content(value: Any) -> ContentResult:
@@ -230,7 +230,7 @@ class AssistantContentReader:
         status = self._status()
         if status is not None:
             return _failure(status)
-        return ContentResult(ok=True, parts=tuple(self._parts), complete=self._complete())
+        return ContentResult(ok=True, parts=list(self._parts), complete=self._complete())
 
     def reset(self) -> None:
         """Forget everything, as for a new message."""

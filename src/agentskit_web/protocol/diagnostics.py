@@ -37,6 +37,21 @@ class Diagnostic(Mapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         return self.to_wire()[key]
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to another diagnostic, or to its wire dict (camelCase or snake_case)."""
+        if isinstance(other, Diagnostic):
+            return self.to_wire() == other.to_wire()
+        if isinstance(other, Mapping):
+            mine = self.to_wire()
+            theirs = dict(other)
+            if "event_id" in theirs:
+                theirs["eventId"] = theirs.pop("event_id")
+            return mine == theirs
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message, self.retryable, self.event_id))
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.to_wire())
 
@@ -112,7 +127,7 @@ class ContentResult:
     """Outcome of `decode_assistant_content`: ordered wire `parts` and `complete`."""
 
     ok: bool
-    parts: tuple[dict[str, Any], ...] = ()
+    parts: list[dict[str, Any]] = field(default_factory=list)
     complete: bool = False
     diagnostic: Diagnostic | None = None
 
