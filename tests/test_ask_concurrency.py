@@ -255,3 +255,42 @@ def test_concurrent_answers_on_one_session_never_overwrite(tmp_path: Path) -> No
     record = store.load_sync(SessionKey("test-site", "anonymous", "one"))
     assert record.revision == len(saved)
     assert len(record.messages) == 2 * len(saved)
+
+
+def test_a_reader_leaving_stops_generation_on_a_real_server(tmp_path: Path) -> None:
+    """Through uvicorn: the client closes mid-answer, the generator is cancelled promptly."""
+    from agentskit_web.server.metrics import MemoryMetrics
+
+    docs = write_docs(tmp_path / "docs")
+    generator = ScriptedGenerator(pieces=["tick "] * 2_000, delay=0.01)
+    metrics = MemoryMetrics()
+    app = create_ask_app(site(), docs, generator=generator, metrics=metrics)
+    with ThreadedUvicorn(app) as server:
+
+        async def read_a_little_then_leave() -> int:
+            body = {"messages": [{"role": "user", "content": "install widget"}]}
+            url = f"{server.url}/api/ask"
+            async with (
+                httpx.AsyncClient(timeout=10) as client,
+                client.stream("POST", url, json=body) as reply,
+            ):
+                received = 0
+                async for chunk in reply.aiter_raw():
+                    received += len(chunk)
+                    if received > 200:
+                        break
+                return reply.status_code
+
+        assert asyncio.run(read_a_little_then_leave()) == 200
+
+        async def wait_for_cancel() -> None:
+            for _ in range(200):
+                if generator.closed and metrics.count("cancellation.count"):
+                    return
+                await asyncio.sleep(0.01)
+
+        asyncio.run(wait_for_cancel())
+    assert generator.closed == [True]
+    assert len(generator.requests) == 1
+    assert metrics.count("cancellation.count", "cancelled") == 1
+    assert metrics.count("stream.events", "cancelled") == 1
