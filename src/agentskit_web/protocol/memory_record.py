@@ -12,7 +12,7 @@ decoded snapshot held by a cursor cannot be changed by whoever reads it.
 """
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal, NoReturn
 
@@ -23,7 +23,7 @@ from .diagnostics import ProtocolError
 from .identifiers import js_chars
 from .json_structure import StructureLimits, check_structure
 from .limits import MEMORY_RECORD_MAX_DEPTH, MEMORY_RECORD_MAX_KEY_CHARS, MEMORY_RECORD_MAX_NODES
-from .wire_model import WireModel
+from .wire_model import WireModel, thaw_json
 
 MEMORY_RECORD_VERSION: Final = 1
 MEMORY_RECORD_ERROR_CODE: Final = "AK_CONFIG_INVALID"
@@ -83,32 +83,6 @@ def freeze_json(value: Any) -> Any:
     return value
 
 
-def thaw_json(value: Any) -> Any:
-    """Plain mutable JSON data (dicts and lists) from frozen data."""
-    if isinstance(value, Mapping):
-        return {key: thaw_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [thaw_json(item) for item in value]
-    return value
-
-
-class JsonWireModel(WireModel):
-    """A wire model whose `to_wire` keeps every string exactly, object keys included.
-
-    pydantic's JSON dump mode re-encodes dict keys as UTF-8: a key holding a
-    lone surrogate (valid in a JSON string, and in JavaScript) is mangled to
-    U+FFFD under a typed dict and raises under `Any`. Python mode keeps keys
-    as they are; one pass then turns tuples into lists and frozen objects
-    into plain dicts, so the result is fresh, mutable wire data.
-    """
-
-    def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = thaw_json(
-            self.model_dump(mode="python", by_alias=True, exclude_unset=True)
-        )
-        return wire
-
-
 def _present(value: Any) -> Any:
     """Optional fields may be absent, never `null` (the reference checks `!== undefined`)."""
     if value is None:
@@ -152,14 +126,14 @@ Duration = Annotated[
 RecordVersion = Annotated[Literal[1], BeforeValidator(_not_bool)]
 
 
-class TextPart(JsonWireModel):
+class TextPart(WireModel):
     """`{type: "text", text}`."""
 
     type: Literal["text"]
     text: str
 
 
-class ImagePart(JsonWireModel):
+class ImagePart(WireModel):
     """`{type: "image", source, mimeType?, detail?}`."""
 
     type: Literal["image"]
@@ -168,7 +142,7 @@ class ImagePart(JsonWireModel):
     detail: Annotated[ImageDetail | None, BeforeValidator(_present)] = None
 
 
-class AudioPart(JsonWireModel):
+class AudioPart(WireModel):
     """`{type: "audio", source, mimeType?, durationSec?}`."""
 
     type: Literal["audio"]
@@ -177,7 +151,7 @@ class AudioPart(JsonWireModel):
     duration_sec: Duration = Field(default=None, alias="durationSec")
 
 
-class VideoPart(JsonWireModel):
+class VideoPart(WireModel):
     """`{type: "video", source, mimeType?, durationSec?}`."""
 
     type: Literal["video"]
@@ -186,7 +160,7 @@ class VideoPart(JsonWireModel):
     duration_sec: Duration = Field(default=None, alias="durationSec")
 
 
-class FilePart(JsonWireModel):
+class FilePart(WireModel):
     """`{type: "file", source, mimeType?, filename?}`."""
 
     type: Literal["file"]
@@ -201,7 +175,7 @@ MemoryPart = Annotated[
 ]
 
 
-class MemoryToolCall(JsonWireModel):
+class MemoryToolCall(WireModel):
     """`{id, name, args, status, result?, error?}` (wire order of the reference projection)."""
 
     id: NonEmptyText
@@ -212,7 +186,7 @@ class MemoryToolCall(JsonWireModel):
     error: OptionalText = None
 
 
-class MemoryMessage(JsonWireModel):
+class MemoryMessage(WireModel):
     """One chat message as memory stores it and turn snapshots carry it."""
 
     id: NonEmptyText
@@ -228,7 +202,7 @@ class MemoryMessage(JsonWireModel):
     metadata: OptionalJsonObject = None
 
 
-class MemoryRecord(JsonWireModel):
+class MemoryRecord(WireModel):
     """`{version: 1, messages: [...]}`; unknown fields at every level are dropped."""
 
     version: RecordVersion

@@ -26,7 +26,6 @@ from .identifiers import Code, SafeId, is_safe_id, js_chars
 from .json_structure import StructureLimits, check_structure
 from .limits import JS_MAX_SAFE_INTEGER, JSON_MAX_NESTING, TURN_EVENT_MAX_NODES
 from .memory_record import (
-    JsonWireModel,
     MemoryMessage,
     memory_messages_to_wire,
     validate_memory_messages,
@@ -86,7 +85,7 @@ SafeCount = Annotated[int, BeforeValidator(_js_integer), Field(ge=0, le=JS_MAX_S
 SnapshotStatus = Literal["idle", "streaming", "complete", "error"]
 
 
-class TurnDiagnostic(JsonWireModel):
+class TurnDiagnostic(WireModel):
     """`{version: 1, code, message, retryable}`: a server diagnostic or a snapshot error."""
 
     version: ProtocolVersion
@@ -95,7 +94,7 @@ class TurnDiagnostic(JsonWireModel):
     retryable: bool
 
 
-class TokenUsage(JsonWireModel):
+class TokenUsage(WireModel):
     """Token counts of the turn so far, integers >= 0."""
 
     prompt_tokens: SafeCount = Field(alias="promptTokens")
@@ -103,13 +102,13 @@ class TokenUsage(JsonWireModel):
     total_tokens: SafeCount = Field(alias="totalTokens")
 
 
-class SubmitLineage(JsonWireModel):
+class SubmitLineage(WireModel):
     """A snapshot produced by a plain submit."""
 
     operation: Literal["submit"]
 
 
-class DerivedLineage(JsonWireModel):
+class DerivedLineage(WireModel):
     """A snapshot produced by retrying, editing or regenerating an earlier turn."""
 
     operation: Literal["retry", "edit", "regenerate"]
@@ -120,7 +119,7 @@ class DerivedLineage(JsonWireModel):
 TurnLineage = Annotated[SubmitLineage | DerivedLineage, Field(discriminator="operation")]
 
 
-class SubmitPayload(JsonWireModel):
+class SubmitPayload(WireModel):
     """`{input}`: at least one char and not blank after JavaScript trimming."""
 
     input: Annotated[str, js_chars(1), AfterValidator(_non_blank)]
@@ -133,7 +132,7 @@ def _snapshot_messages(value: Any) -> tuple[MemoryMessage, ...]:
         raise ValueError("messages are not a valid memory record") from None
 
 
-class SnapshotPayload(JsonWireModel):
+class SnapshotPayload(WireModel):
     """`{messages, status, usage, error?, lineage?}` - a complete projection of the turn."""
 
     messages: Annotated[tuple[MemoryMessage, ...], BeforeValidator(_snapshot_messages)]
@@ -143,7 +142,7 @@ class SnapshotPayload(JsonWireModel):
     lineage: Annotated[TurnLineage | None, BeforeValidator(_present)] = None
 
 
-class TurnEventBase(JsonWireModel):
+class TurnEventBase(WireModel):
     """Envelope fields shared by every v1 event, in wire order."""
 
     protocol: Literal["agentskit.chat.turn"]

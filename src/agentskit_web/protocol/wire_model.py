@@ -6,9 +6,19 @@ omitted). Models also read like their wire dict (`model["eventId"]`,
 `model == {...}`), so code written against plain wire dicts keeps working.
 """
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
+
+
+def thaw_json(value: Any) -> Any:
+    """Plain mutable JSON data (dicts and lists) from frozen data (mappings and tuples)."""
+    if isinstance(value, Mapping):
+        return {key: thaw_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw_json(item) for item in value]
+    return value
 
 
 class WireModel(BaseModel):
@@ -23,8 +33,17 @@ class WireModel(BaseModel):
     )
 
     def to_wire(self) -> dict[str, Any]:
-        """The exact wire form: wire names, absent optional fields omitted."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        """The exact wire form: wire names, absent optional fields omitted.
+
+        Python dump mode keeps every string exactly (JSON mode re-encodes dict
+        keys and mangles a lone surrogate, which is valid in a JSON string and
+        in JavaScript); one pass then turns tuples and frozen mappings into
+        fresh lists and dicts.
+        """
+        wire: dict[str, Any] = thaw_json(
+            self.model_dump(mode="python", by_alias=True, exclude_unset=True)
+        )
+        return wire
 
     def __getitem__(self, key: str) -> Any:
         return self.to_wire()[key]
