@@ -78,5 +78,5 @@ def check_structure(value: Any, limits: StructureLimits) -> bool:
     """True when `value` is plain JSON data within `limits`; never raises."""
     try:
         return _walk(value, limits)
-    except Exception:  # noqa: BLE001 - anything that raises while inspected is invalid
+    except Exception:
         return False
