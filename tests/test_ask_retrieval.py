@@ -218,8 +218,22 @@ def test_code_blocks_are_searchable_but_weigh_less(tmp_path: Path) -> None:
             "b.md": "# Frobnicate\n\nHow to frobnicate things.\n",
         },
     )
-    found = DocsIndex.from_folder(docs).search("frobnicate", 2)
-    assert [p.path for p in found] == ["/docs/b.html", "/docs/a.html"]
+    index = DocsIndex.from_folder(docs)
+    assert [p.path for p in index.search("frobnicate", 2)] == ["/docs/b.html"]  # a.md: below floor
+    (docs / "b.md").unlink()
+    assert [p.path for p in DocsIndex.from_folder(docs).search("frobnicate", 2)] == ["/docs/a.html"]
+
+
+def test_weak_matches_under_the_relative_floor_are_dropped(tmp_path: Path) -> None:
+    docs = write_docs(
+        tmp_path / "docs",
+        {
+            "strong.md": "# Quota\n\nQuota quota quota: the quota rules.\n",
+            "weak.md": "# Other\n\n" + "Unrelated words about many things. " * 30 + "quota.\n",
+        },
+    )
+    found = DocsIndex.from_folder(docs).search("quota", 5)
+    assert [p.path for p in found] == ["/docs/strong.html"]
 
 
 def test_index_in_a_file_database(tmp_path: Path) -> None:

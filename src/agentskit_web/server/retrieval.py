@@ -43,6 +43,10 @@ CHUNK_MAX_CHARS: Final = 2_000
 QUERY_MAX_TERMS: Final = 32
 """Distinct search terms taken from one question (the rest are ignored)."""
 
+RELATIVE_SCORE_FLOOR: Final = 0.5
+"""Passages scoring under this fraction of the best one are dropped: they share a
+common word with the question but are rarely about it, and only add noise."""
+
 PREFIX_MIN_CHARS: Final = 4
 """Question terms at least this long are searched as prefixes (see build_match_query)."""
 
@@ -521,10 +525,14 @@ class DocsIndex:
                 rows: list[Any] = self._db.execute(sql, (match, limit)).fetchall()
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
-        return [
+        found = [
             Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
             for path, anchor, page_title, heading, body, code, rank in rows
         ]
+        if found and found[0].score > 0:
+            floor = found[0].score * RELATIVE_SCORE_FLOOR
+            found = [passage for passage in found if passage.score >= floor]
+        return found
 
     def close(self) -> None:
         with self._lock:
