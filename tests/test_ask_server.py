@@ -670,6 +670,24 @@ def test_hostile_text_stays_one_valid_line_per_event(docs: Path) -> None:
     assert reply.body.count(b"\n") == 3
 
 
+def test_an_unexpected_failure_after_headers_ends_the_stream_with_ask_internal(docs: Path) -> None:
+    class Broken(ScriptedGenerator):
+        @property
+        def model(self) -> str | None:
+            raise RuntimeError("bug")
+
+    metrics = MemoryMetrics()
+    events = post(make_app(docs, generator=Broken(), metrics=metrics), ask_body()).events
+    assert [e["type"] for e in events] == ["text", "text", "tool", "error"]
+    assert events[-1] == {
+        "type": "error",
+        "message": MESSAGES["internal"],
+        "code": "ASK_INTERNAL",
+        "retryable": False,
+    }
+    assert metrics.count("request.total_ms", "error") == 1
+
+
 # --------------------------------------------------------------------------- cancellation
 
 
