@@ -1,0 +1,128 @@
+"""The page bootstrap PyScript runs: prove the core imports, flip the widget to ready.
+
+With `?conformance=1` in the page URL it then runs the JSON conformance
+vectors (dist/fixtures/) inside Pyodide with the same runner CPython's tests
+use, and publishes per-file counts on `window.agentskitConformance` and a
+`data-conformance` attribute on <html>. The plain demo skips that, so it stays
+fast.
+
+`js`/`pyodide` are imported inside the page-only functions: `run_corpus` is
+plain Python, and the browser tests call it on CPython to get the counts the
+page must match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+FIXTURE_INDEX = "fixtures/index.json"
+READY_STATUS = (
+    "Ready: the Python core is running in this page. The Ask backend is not "
+    "connected in this build yet, so questions are not answered."
+)
+
+FileCounts = dict[str, Any]
+
+
+def run_corpus(
+    index: dict[str, Any],
+    read_text: Callable[[str], str],
+    read_bytes: Callable[[str], bytes],
+) -> dict[str, FileCounts]:
+    """Run every fixture file named by `index`; file name -> counts.
+
+    `read_text` returns a fixture document, `read_bytes` a recorded resource
+    (the `"stream"` files), both by their path relative to the fixtures folder.
+    A file that cannot be run at all (bad JSON, unknown subject) is reported
+    with `error` set instead of raising, on CPython and in the page alike.
+    """
+    from agentskit_web.protocol.conformance import run_fixture
+
+    results: dict[str, FileCounts] = {}
+    for name in index["fixtures"]:
+        try:
+            report = run_fixture(json.loads(read_text(name)), read_bytes)
+        except Exception as error:  # one broken file must not hide the others
+            results[name] = _counts(None, 0, 0, [], type(error).__name__)
+        else:
+            results[name] = _counts(report.contract, report.passed, report.failed, report.failures)
+    return results
+
+
+def _counts(
+    contract: str | None, passed: int, failed: int, failures: list[str], error: str | None = None
+) -> FileCounts:
+    return {
+        "contract": contract,
+        "passed": passed,
+        "failed": failed,
+        "failures": list(failures),
+        "error": error,
+    }
+
+
+async def boot() -> None:
+    """Import the protocol core, then mark the widget ready (or failed)."""
+    import js
+
+    js.performance.mark("agentskit:core-import")
+    try:
+        import agentskit_web.protocol  # noqa: F401 - importing it is the proof
+    except Exception as error:  # shown on the page, never raised
+        js.agentskitShell.fail(f"The protocol core failed to import ({type(error).__name__}).")
+        return
+    js.performance.measure("agentskit:core-import", "agentskit:core-import")
+    js.agentskitShell.ready(READY_STATUS)
+    if "conformance=1" in str(js.location.search):
+        await publish_conformance()
+
+
+async def publish_conformance() -> None:
+    """Fetch the fixtures, run them in this page, publish the counts."""
+    import js
+
+    root = js.document.documentElement
+    root.setAttribute("data-conformance", "running")
+    try:
+        index = json.loads(await _fetch_text(FIXTURE_INDEX))
+        names = list(index["fixtures"])
+        texts = await asyncio.gather(*(_fetch_text(f"fixtures/{n}") for n in names))
+        resources = list(index.get("resources", []))
+        blobs = await asyncio.gather(*(_fetch_bytes(f"fixtures/{r}") for r in resources))
+        documents = dict(zip(names, texts, strict=True))
+        loaded = dict(zip(resources, blobs, strict=True))
+        results = run_corpus(index, documents.__getitem__, loaded.__getitem__)
+    except Exception as error:  # reported on the page for the test
+        _publish({"error": f"{type(error).__name__}: {error}", "files": {}})
+        root.setAttribute("data-conformance", "error")
+        return
+    _publish({"error": None, "files": results})
+    root.setAttribute("data-conformance", "done")
+
+
+def _publish(payload: dict[str, Any]) -> None:
+    import js
+    from pyodide.ffi import to_js
+
+    js.window.agentskitConformance = to_js(payload, dict_converter=js.Object.fromEntries)
+
+
+async def _fetch_text(path: str) -> str:
+    from pyodide.http import pyfetch
+
+    response = await pyfetch(path)
+    if not response.ok:
+        raise OSError(f"{path}: HTTP {response.status}")
+    return str(await response.string())
+
+
+async def _fetch_bytes(path: str) -> bytes:
+    from pyodide.http import pyfetch
+
+    response = await pyfetch(path)
+    if not response.ok:
+        raise OSError(f"{path}: HTTP {response.status}")
+    return bytes(await response.bytes())

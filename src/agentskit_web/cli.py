@@ -1,0 +1,97 @@
+"""`agentskit-web build | serve | demo | bench`: a thin dispatcher to the modules doing the work."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEMO_PORT = 8000
+
+
+def _build(args: argparse.Namespace) -> int:
+    from . import site_build
+
+    return site_build.main(["--dist", str(args.dist)] if args.dist else [])
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server.static_site import serve_forever
+    from .site_build import find_root
+
+    dist = (args.dist or find_root() / "dist").resolve()
+    if not (dist / "index.html").is_file():
+        print(f"{dist} has no site yet: run `agentskit-web build` first", file=sys.stderr)
+        return 1
+    print(f"Serving {dist} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)
+    serve_forever(dist, port=args.port)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    status = _build(args)
+    if status != 0:
+        return status
+    print(
+        "\nDemo: open the page below. The widget boots Python in the page and says when it is\n"
+        "ready. The Ask backend (answers with sources) is NOT part of this build yet, so\n"
+        "questions are not answered; it arrives with its own issue.\n",
+        flush=True,
+    )
+    return _serve(args)
+
+
+def _serve_ask(rest: list[str]) -> int:
+    from .server import ask_serve
+
+    return ask_serve.main(rest)
+
+
+def _ask(rest: list[str]) -> int:
+    from . import ask_cli
+
+    return ask_cli.main(rest)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    return bench.main(args.rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve-ask"]:
+        return _serve_ask(argv[1:])
+    if argv[:1] == ["ask"]:
+        return _ask(argv[1:])
+    parser = argparse.ArgumentParser(prog="agentskit-web", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    build = commands.add_parser("build", help="assemble the offline static site in dist/")
+    build.add_argument("--dist", type=Path, default=None)
+    build.set_defaults(run=_build)
+
+    for name, run, text in (
+        ("serve", _serve, "serve dist/ on 127.0.0.1"),
+        ("demo", _demo, "build, then serve the demo page on http://127.0.0.1:8000"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("--dist", type=Path, default=None)
+        command.add_argument("--port", type=int, default=DEMO_PORT)
+        command.set_defaults(run=run)
+
+    # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.
+    commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
+    commands.add_parser("ask", help='stream one answer: ask URL "question" (ask --help)')
+
+    bench = commands.add_parser("bench", help="browser benchmarks (see agentskit_web.bench)")
+    bench.add_argument("rest", nargs=argparse.REMAINDER)
+    bench.set_defaults(run=_bench)
+
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
