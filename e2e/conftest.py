@@ -1,0 +1,74 @@
+"""Browser test fixtures: a built dist/, a static server on a free 127.0.0.1 port, Chromium.
+
+Every page a test opens is watched: a request to any origin other than the test
+server fails the test (and is aborted, so nothing leaves the machine), and so
+does any uncaught page error or console error, unless the test is marked
+`console_errors_expected` (the boot-failure test provokes them on purpose).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+
+from agentskit_web.bench import chromium_launch_options
+from agentskit_web.server.static_site import StaticSite
+from agentskit_web.site_build import build
+from e2e_support import ROOT, Watch
+
+
+@pytest.fixture(scope="session")
+def dist() -> Path:
+    """dist/, (re)built incrementally: quick when `make` already built it."""
+    target = ROOT / "dist"
+    build(ROOT, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def site(dist: Path) -> Iterator[StaticSite]:
+    with StaticSite(dist) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(**chromium_launch_options())
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def watch(site: StaticSite) -> Watch:
+    return Watch(origin=site.url)
+
+
+@pytest.fixture
+def context(
+    browser: Browser, watch: Watch, request: pytest.FixtureRequest
+) -> Iterator[BrowserContext]:
+    ctx = browser.new_context()
+    ctx.on("request", watch.on_request)
+    # Off-origin requests are recorded above and aborted here: nothing leaves the box.
+    ctx.route(lambda url: not watch.same_origin(url), lambda route: route.abort())
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+    assert not watch.off_origin, f"requests to other origins: {watch.off_origin}"
+    if request.node.get_closest_marker("console_errors_expected") is None:
+        assert not watch.errors, "\n".join(watch.errors)
+
+
+@pytest.fixture
+def page(context: BrowserContext, watch: Watch) -> Page:
+    opened = context.new_page()
+    opened.on("console", watch.on_console)
+    opened.on("pageerror", watch.on_page_error)
+    return opened

@@ -1,0 +1,96 @@
+"""The widget shell in real Chromium: typeable at once, boots to ready, fails visibly, retries."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, Route
+
+from agentskit_web.server.static_site import StaticSite
+from agentskit_web.site_build import scan_for_cdn
+from e2e_support import Watch, wait_for_state, widget_state
+
+
+def test_shell_is_visible_and_typeable_before_python_is_ready(page: Page, site: StaticSite) -> None:
+    held: list[Route] = []
+    # Hold the interpreter's wasm so the page is provably still booting while we type.
+    page.route("**/runtime/pyodide/pyodide.asm.wasm", lambda route: held.append(route))
+    page.goto(site.url + "/", wait_until="domcontentloaded")
+
+    assert widget_state(page) == "booting"
+    box = page.locator("agentskit-ask")
+    assert box.is_visible()
+    assert box.get_attribute("aria-busy") == "true"
+    status = page.locator("agentskit-ask .ak-status")
+    assert status.is_visible() and status.inner_text().strip(), "the box is never blank"
+    assert page.locator("agentskit-ask .ak-error").is_hidden()
+
+    question = page.locator("agentskit-ask .ak-input")
+    question.click()
+    question.type("How do I embed the widget?")
+    assert question.input_value() == "How do I embed the widget?"
+    page.locator("agentskit-ask .ak-send").click()
+    assert "Still starting" in status.inner_text()
+    assert widget_state(page) == "booting"
+
+    assert held, "the wasm request was not made"
+    for route in held:
+        route.continue_()
+    wait_for_state(page, "ready")
+    assert question.input_value() == "How do I embed the widget?", "typing survives the boot"
+
+
+def test_boots_to_ready_and_says_the_backend_is_not_there_yet(page: Page, site: StaticSite) -> None:
+    page.goto(site.url + "/")
+    wait_for_state(page, "ready")
+
+    box = page.locator("agentskit-ask")
+    assert box.get_attribute("aria-busy") == "false"
+    assert page.locator("agentskit-ask .ak-error").is_hidden()
+    status = page.locator("agentskit-ask .ak-status").inner_text()
+    assert "Ready" in status and "not connected" in status
+    assert page.evaluate("window.agentskitShell.state") == "ready"
+    assert page.evaluate("performance.getEntriesByName('agentskit:ready').length") == 1
+
+    page.locator("agentskit-ask .ak-input").fill("Is anyone there?")
+    page.locator("agentskit-ask .ak-send").click()
+    assert "not connected" in page.locator("agentskit-ask .ak-status").inner_text()
+
+
+def test_no_request_leaves_the_test_server(page: Page, site: StaticSite, watch: Watch) -> None:
+    page.goto(site.url + "/")
+    wait_for_state(page, "ready")
+
+    fetched = {url.removeprefix(site.url) for url in watch.requests}
+    assert "/runtime/pyodide/pyodide.asm.wasm" in fetched, "requests are being recorded"
+    assert any(url.startswith("/wheels/pydantic_core-") for url in fetched)
+    assert not watch.off_origin
+    assert all(watch.same_origin(url) for url in watch.requests)
+    assert scan_for_cdn(site.root) == []
+
+
+@pytest.mark.console_errors_expected
+def test_boot_failure_shows_the_error_with_a_retry_that_works(
+    page: Page, site: StaticSite, watch: Watch
+) -> None:
+    missing = "**/wheels/agentskit_web-*.whl"
+    page.route(missing, lambda route: route.fulfill(status=404, body="not found"))
+    page.goto(site.url + "/")
+    wait_for_state_error(page)
+
+    error = page.locator("agentskit-ask .ak-error")
+    assert error.is_visible()
+    message = page.locator("agentskit-ask .ak-error-message").inner_text()
+    assert message.strip(), "the error says what went wrong"
+    assert "could not start" in page.locator("agentskit-ask .ak-status").inner_text()
+    retry = page.locator("agentskit-ask .ak-retry")
+    assert retry.is_visible() and retry.is_enabled()
+    assert any("404" in line or "agentskit" in line for line in watch.errors)
+
+    page.unroute(missing)
+    retry.click()
+    wait_for_state(page, "ready")
+    assert page.locator("agentskit-ask .ak-error").is_hidden()
+
+
+def wait_for_state_error(page: Page) -> None:
+    page.wait_for_selector("agentskit-ask[data-state=error]", state="attached", timeout=60_000)
