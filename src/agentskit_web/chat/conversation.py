@@ -1,0 +1,443 @@
+"""The Ask widget's conversation controller: a pure state machine, I/O only through ports.
+
+It owns the messages and the turn status, talks to the definition's adapter
+and memory, and tells its renderer what changed through *small* events, so
+the DOM layer never re-renders everything:
+
+- `Reset(messages)`: a whole new list (loaded, new conversation, other tab);
+- `Appended(message)`: one message added at the end;
+- `PartsAppended(message, parts)`: only the parts this chunk completed
+  (decoded incrementally with `AssistantContentReader`, O(chunk) per chunk);
+- `Updated(message)`: status, error, stopped or feedback of one message changed;
+- `Removed(message_id)`: a failed or regenerated answer left the log;
+- `StatusChanged(status)`: idle | loading | streaming | error;
+- `Notice(text)`: something the reader should know once (storage trouble).
+
+A turn: the question is appended; when the definition carries a knowledge
+artifact it is asked first (an exact answer or choices are shown with no
+network; a miss, stale or corrupt artifact yields the escalation envelope
+sent with the request); offline, the answer is a plain offline notice; else
+the adapter streams and every text chunk is appended to the answer's ordered
+content. `stop()` aborts quietly and keeps what streamed; an error keeps
+what streamed and shows the error in place; `retry()` and `regenerate()`
+replace the last answer. Memory is saved when a turn ends; a failed save
+keeps the in-page conversation and is reported once until a save succeeds.
+"""
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, Protocol
+
+from ..protocol.content import AssistantContentReader
+from ..protocol.dates import format_memory_datetime
+from ..protocol.identifiers import make_safe_id
+from ..protocol.text_metrics import js_is_blank, js_slice
+from .ask_adapter import NETWORK_MESSAGE
+from .chat_message import ChatMessage, Feedback, message_parts, message_plain_text
+from .definition import ChatDefinition
+from .local_answers import local_outcome
+
+Status = Literal["idle", "loading", "streaming", "error"]
+
+OFFLINE_MESSAGE: Final = (
+    "You appear to be offline: the assistant could not be reached. "
+    "Questions answered by this site's FAQ still work; retry when you are back online."
+)
+SAVE_FAILED_NOTICE: Final = (
+    "This conversation could not be saved in this browser; it stays on this page until you leave."
+)
+LOAD_FAILED_NOTICE: Final = "A saved conversation could not be restored; starting a new one."
+CLEAR_FAILED_NOTICE: Final = "The saved conversation could not be removed from this browser."
+STREAM_FAILED_MESSAGE: Final = "The answer could not be completed."
+_QUESTION_MAX_CHARS: Final = 16_384
+_ERROR_MAX_CHARS: Final = 4_096
+
+
+@dataclass(frozen=True)
+class Reset:
+    messages: tuple[ChatMessage, ...]
+
+
+@dataclass(frozen=True)
+class Appended:
+    message: ChatMessage
+
+
+@dataclass(frozen=True)
+class PartsAppended:
+    message: ChatMessage
+    parts: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class Updated:
+    message: ChatMessage
+
+
+@dataclass(frozen=True)
+class Removed:
+    message_id: str
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    status: Status
+
+
+@dataclass(frozen=True)
+class Notice:
+    text: str
+
+
+ConversationEvent = Reset | Appended | PartsAppended | Updated | Removed | StatusChanged | Notice
+Listener = Callable[[ConversationEvent], None]
+
+
+class StreamSource(Protocol):
+    """What an adapter's `create_source` returns (see chat/ask_adapter.py)."""
+
+    def __aiter__(self) -> Any: ...
+
+    def abort(self) -> None: ...
+
+
+def _default_id() -> str:
+    return "m-" + secrets.token_hex(8)
+
+
+def _default_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Conversation:
+    """The controller behind one widget (see the module doc for the event contract).
+
+    Ports: `definition.adapter.create_source(messages, session_id, escalation)`,
+    `definition.memory` (`load`/`save`/`clear`, optional), `knowledge` (a
+    verified artifact or anything `answer_locally` accepts; default: the
+    definition's `knowledge` attribute if it has one), `online()` (the
+    browser's `navigator.onLine`), `new_id()` and `now()` for deterministic tests.
+    """
+
+    def __init__(
+        self,
+        definition: ChatDefinition,
+        *,
+        knowledge: Any = None,
+        online: Callable[[], bool] | None = None,
+        new_id: Callable[[], str] | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.definition = definition
+        self.knowledge = (
+            knowledge if knowledge is not None else getattr(definition, "knowledge", None)
+        )
+        self._online = online or (lambda: True)
+        self._new_id = new_id or _default_id
+        self._now = now or _default_now
+        self.messages: list[ChatMessage] = []
+        self.status: Status = "idle"
+        self._listeners: list[Listener] = []
+        self._source: StreamSource | None = None
+        self._stop_requested = False
+        self._save_failure_reported = False
+        self._choices: dict[tuple[str, str], str] = {}
+        self.listener_errors = 0
+
+    # -- observation --------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener(event)` for every change; returns the unsubscribe function."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _emit(self, event: ConversationEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:  # a renderer bug must not break the turn; counted for tests
+                self.listener_errors += 1
+
+    @property
+    def busy(self) -> bool:
+        """True while a turn is running (a question cannot be sent then)."""
+        return self.status in ("loading", "streaming")
+
+    @property
+    def session_id(self) -> str | None:
+        """Stable for one conversation (derived from its first message); new after a reset."""
+        if not self.messages:
+            return None
+        return make_safe_id("s-" + self.messages[0].id, "session")
+
+    def last_answer(self) -> ChatMessage | None:
+        """The last assistant message, if the conversation ends with one."""
+        last = self.messages[-1] if self.messages else None
+        return last if last is not None and last.role == "assistant" else None
+
+    def find(self, message_id: str) -> ChatMessage | None:
+        return next((m for m in self.messages if m.id == message_id), None)
+
+    def plain_text(self, message_id: str) -> str:
+        """The text "copy answer" copies for one message ('' when unknown)."""
+        message = self.find(message_id)
+        return "" if message is None else message_plain_text(message, self.definition.components)
+
+    def memory_messages(self) -> list[dict[str, Any]]:
+        """The wire messages memory stores (complete turns only)."""
+        return [m.to_memory() for m in self.messages if m.status not in ("pending", "streaming")]
+
+    def _set_status(self, status: Status) -> None:
+        if status != self.status:
+            self.status = status
+            self._emit(StatusChanged(status))
+
+    def _message(
+        self, role: Literal["user", "assistant"], content: str, status: Any
+    ) -> ChatMessage:
+        return ChatMessage(
+            id=self._unique_id(),
+            role=role,
+            content=content,
+            status=status,
+            created_at=format_memory_datetime(self._now()),
+        )
+
+    def _unique_id(self) -> str:
+        taken = {m.id for m in self.messages}
+        candidate = make_safe_id(self._new_id(), "m-0")
+        while candidate in taken:
+            candidate = make_safe_id(self._new_id(), "m-0")
+        return candidate
+
+    # -- memory -------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Restore the saved conversation (or start empty); reports a failed load once."""
+        memory = self.definition.memory
+        self._set_status("loading")
+        loaded: list[ChatMessage] = []
+        if memory is not None:
+            try:
+                wire = await memory.load()
+                loaded = [m for m in map(ChatMessage.from_memory, wire) if m is not None]
+            except Exception:  # corrupt or oversized legacy data: start clean, say so once
+                self._emit(Notice(LOAD_FAILED_NOTICE))
+        self.messages = loaded
+        self._emit(Reset(tuple(loaded)))
+        self._set_status("idle")
+
+    def replace_messages(self, wire_messages: Sequence[Any]) -> bool:
+        """Adopt messages another tab saved; refused (False) while a turn runs."""
+        if self.busy:
+            return False
+        self.messages = [m for m in map(ChatMessage.from_memory, wire_messages) if m is not None]
+        self._emit(Reset(tuple(self.messages)))
+        self._set_status("idle")
+        return True
+
+    async def _save(self) -> None:
+        memory = self.definition.memory
+        if memory is None:
+            return
+        try:
+            await memory.save(self.memory_messages())
+        except Exception:  # quota, read-only, oversized: the page keeps the conversation
+            if not self._save_failure_reported:
+                self._save_failure_reported = True
+                self._emit(Notice(SAVE_FAILED_NOTICE))
+            return
+        self._save_failure_reported = False
+
+    # -- turns --------------------------------------------------------------------
+
+    async def send(self, question: str) -> bool:
+        """Ask a question; False (nothing happens) when blank or while a turn runs."""
+        if not isinstance(question, str) or js_is_blank(question) or self.busy:
+            return False
+        self._emit_appended(
+            self._message("user", js_slice(question, _QUESTION_MAX_CHARS), "complete")
+        )
+        await self._answer(self.messages[-1].content)
+        return True
+
+    async def retry(self) -> bool:
+        """After an error: replace the failed answer by a new attempt."""
+        last = self.last_answer()
+        if self.busy or last is None or last.status != "error":
+            return False
+        return await self._replace_last_answer()
+
+    async def regenerate(self) -> bool:
+        """Ask again for the last answer (a fresh attempt replaces it)."""
+        if self.busy or self.last_answer() is None:
+            return False
+        return await self._replace_last_answer()
+
+    async def _replace_last_answer(self) -> bool:
+        last = self.messages.pop()
+        self._emit(Removed(last.id))
+        question = self.messages[-1] if self.messages else None
+        if question is None or question.role != "user":
+            await self._save()
+            self._set_status("idle")
+            return False
+        await self._answer(question.content)
+        return True
+
+    def stop(self) -> bool:
+        """Stop the streaming answer; what streamed stays and no error is shown."""
+        source = self._source
+        if source is None or self.status != "streaming":
+            return False
+        self._stop_requested = True
+        with contextlib.suppress(Exception):  # an adapter's abort is best effort
+            source.abort()
+        return True
+
+    async def choose(self, instance_id: str, choice_id: str, label: str | None = None) -> bool:
+        """A choice of a local `choices` answer was picked: ask its question."""
+        question = self._choices.get((instance_id, choice_id)) or label
+        if not question:
+            return False
+        return await self.send(question)
+
+    def choice_question(self, instance_id: str, choice_id: str) -> str | None:
+        """The question a local choice asks, if this page offered it."""
+        return self._choices.get((instance_id, choice_id))
+
+    async def new_conversation(self) -> None:
+        """Stop any answer, forget the conversation here and in memory."""
+        self.stop()
+        self.messages = []
+        self._choices.clear()
+        self._emit(Reset(()))
+        memory = self.definition.memory
+        if memory is not None:
+            try:
+                await memory.clear()
+            except Exception:  # storage refused: the page still starts over
+                self._emit(Notice(CLEAR_FAILED_NOTICE))
+        self._set_status("idle")
+
+    async def set_feedback(self, message_id: str, value: Feedback | None) -> dict[str, Any] | None:
+        """Record thumbs up/down (None clears it); returns the event detail for the host."""
+        message = self.find(message_id)
+        if message is None or message.role != "assistant" or value not in ("up", "down", None):
+            return None
+        message.feedback = value
+        self._emit(Updated(message))
+        if not self.busy:
+            await self._save()
+        return {"messageId": message.id, "value": value}
+
+    # -- one answer ---------------------------------------------------------------
+
+    def _emit_appended(self, message: ChatMessage) -> None:
+        self.messages.append(message)
+        self._emit(Appended(message))
+
+    async def _answer(self, question: str) -> None:
+        escalation: dict[str, Any] | None = None
+        if self.knowledge is not None:
+            outcome = local_outcome(self.knowledge, question, self._now())
+            if outcome.content is not None:
+                answer = self._message("assistant", outcome.content, "complete")
+                answer.local = True
+                for choice_id, value in outcome.choices.items():
+                    self._choices[("local-choices", choice_id)] = value
+                self._emit_appended(answer)
+                await self._finish_turn("idle")
+                return
+            escalation = outcome.escalation
+        if not self._is_online():
+            answer = self._message("assistant", "", "error")
+            answer.error = OFFLINE_MESSAGE
+            self._emit_appended(answer)
+            await self._finish_turn("error")
+            return
+        await self._stream(escalation)
+
+    def _is_online(self) -> bool:
+        try:
+            return bool(self._online())
+        except Exception:  # unknown: try the network
+            return True
+
+    async def _stream(self, escalation: dict[str, Any] | None) -> None:
+        history = [m.to_memory() for m in self.messages]
+        answer = self._message("assistant", "", "streaming")
+        self._emit_appended(answer)
+        self._set_status("streaming")
+        self._stop_requested = False
+        reader = AssistantContentReader()
+        try:
+            source = self.definition.adapter.create_source(history, self.session_id, escalation)
+            self._source = source
+            async for chunk in source:
+                if not self._apply_chunk(answer, reader, chunk):
+                    break
+        except asyncio.CancelledError:
+            answer.status = "error" if answer.error else "complete"
+            raise
+        except Exception:  # an adapter must not raise; if it does, the error shows in place
+            answer.status = "error"
+            answer.error = answer.error or STREAM_FAILED_MESSAGE
+        finally:
+            self._source = None
+        if answer.status == "streaming":
+            answer.status = "complete"
+            answer.stopped = self._stop_requested
+        self._emit(Updated(answer))
+        await self._finish_turn("error" if answer.status == "error" else "idle")
+
+    def _apply_chunk(self, answer: ChatMessage, reader: AssistantContentReader, chunk: Any) -> bool:
+        """Apply one stream chunk; False once the stream is terminal."""
+        kind = chunk.get("type") if isinstance(chunk, dict) else None
+        if kind == "text":
+            text = chunk.get("content")
+            if isinstance(text, str) and text:
+                answer.content += text
+                delta = reader.feed(text)
+                if delta.ok and delta.new_parts:
+                    self._emit(PartsAppended(answer, delta.new_parts))
+                elif not delta.ok:
+                    answer.status = "error"
+                    answer.error = STREAM_FAILED_MESSAGE
+                    return False
+            return True
+        if kind == "error":
+            message = chunk.get("content")
+            answer.status = "error"
+            answer.error = self._error_text(answer, message)
+            return False
+        if kind == "done":
+            answer.status = "complete"
+            return False
+        return True
+
+    def _error_text(self, answer: ChatMessage, message: object) -> str:
+        """The adapter's error, except that "could not be reached" before anything streamed
+        is said plainly as being offline (the service or the network is gone)."""
+        text = message if isinstance(message, str) and message else STREAM_FAILED_MESSAGE
+        if not answer.content and text == NETWORK_MESSAGE:
+            return OFFLINE_MESSAGE
+        return js_slice(text, _ERROR_MAX_CHARS)
+
+    async def _finish_turn(self, status: Status) -> None:
+        await self._save()
+        self._set_status(status)
+
+
+def render_parts(message: ChatMessage) -> list[dict[str, Any]]:
+    """All parts of a message for a first render (reload, other tab): see `message_parts`."""
+    return message_parts(message)

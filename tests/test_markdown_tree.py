@@ -1,0 +1,237 @@
+"""Markdown -> inert view tree: raw HTML stays text, links/images follow the URL policy."""
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentskit_web.chat.markdown_tree import IMAGE_PLACEHOLDER, code_block, markdown_to_tree
+from agentskit_web.chat.view_tree import (
+    ALLOWED_ATTRIBUTES,
+    ALLOWED_TAGS,
+    Node,
+    element,
+    images_of,
+    is_relative_image,
+    is_safe_link,
+    links_of,
+    text_of,
+    walk,
+)
+
+
+def render(source: str) -> Node:
+    return element("div", None, markdown_to_tree(source))
+
+
+def tags(root: Node) -> set[str]:
+    return {item.tag for event, item in walk(root) if event == "open" and isinstance(item, Node)}
+
+
+def test_basic_blocks_and_inline() -> None:
+    root = render("# Title\n\nSome *em* and **strong** and `code` and ~~gone~~.\n\n> quote\n\n---")
+    assert {"h1", "p", "em", "strong", "code", "s", "blockquote", "hr"} <= tags(root)
+    assert "Some em and strong and code and gone." in text_of(root)
+
+
+def test_raw_html_is_text() -> None:
+    root = render('<script>window.__pwned=1</script>\n\nHi <img src=x onerror="alert(1)"> <b>b</b>')
+    text = text_of(root)
+    assert "<script>window.__pwned=1</script>" in text
+    assert '<img src=x onerror="alert(1)">' in text
+    assert tags(root) <= {"div", "p"}
+
+
+def test_html_entities_decode_to_characters_not_markup() -> None:
+    root = render("&lt;script&gt;alert(1)&lt;/script&gt;")
+    assert text_of(root).strip() == "<script>alert(1)</script>"
+    assert tags(root) == {"div", "p"}
+
+
+@pytest.mark.parametrize(
+    "href",
+    ["https://example.com/a?b=c#d", "http://example.com", "/docs/install#pip", "#section"],
+)
+def test_safe_links_are_live(href: str) -> None:
+    root = render(f"[label]({href})")
+    assert links_of(root) == [href]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "[x](javascript:alert(1))",
+        "[x](JaVaScRiPt:alert(1))",
+        "[x](<java\tscript:alert(1)>)",
+        "[x](data:text/html,<b>x</b>)",
+        "[x](vbscript:msgbox(1))",
+        "[x](//evil.example/x)",
+        "[x](\\\\evil.example/x)",
+        "[x](https:evil.example)",
+        "[x](https://user:pw@evil.example/)",
+        "[x](file:///etc/passwd)",
+        "[x](mailto:a@b.c)",
+        "[x](relative/page.html)",
+        "[x](<https://exa mple.com>)",
+    ],
+)
+def test_unsafe_links_are_text(source: str) -> None:
+    root = render(source)
+    assert links_of(root) == []
+    assert "x" in text_of(root)
+
+
+def test_autolink_is_a_link() -> None:
+    assert links_of(render("<https://example.com/x>")) == ["https://example.com/x"]
+
+
+def test_link_title_kept() -> None:
+    [paragraph] = markdown_to_tree('[a](/x "The title")')
+    assert isinstance(paragraph, Node)
+    [link] = paragraph.children
+    assert isinstance(link, Node) and link.attr("title") == "The title"
+
+
+def test_images_only_load_from_the_same_origin() -> None:
+    root = render("![local](img/a.png) ![root](/static/b.png)")
+    assert images_of(root) == ["img/a.png", "/static/b.png"]
+
+
+def test_remote_image_becomes_a_link() -> None:
+    root = render("![a chart](https://evil.example/pixel.png)")
+    assert images_of(root) == []
+    assert links_of(root) == ["https://evil.example/pixel.png"]
+    assert "a chart" in text_of(root)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "![x](//evil.example/p.png)",
+        "![x](data:image/png;base64,AAAA)",
+        "![x](javascript:alert(1))",
+        "![x](https:evil.example/p.png)",
+    ],
+)
+def test_unsafe_images_are_text(source: str) -> None:
+    root = render(source)
+    assert images_of(root) == [] and links_of(root) == []
+    assert "x" in text_of(root)
+
+
+def test_image_without_alt_shows_a_placeholder() -> None:
+    root = render("![](data:image/png;base64,AAAA)")
+    assert IMAGE_PLACEHOLDER in text_of(root)
+
+
+def test_code_blocks_carry_a_copy_button() -> None:
+    [block] = markdown_to_tree("```python\nprint('<b>')\n```")
+    assert isinstance(block, Node) and block.attr("class") == "ak-codeblock"
+    button, pre = block.children
+    assert isinstance(button, Node) and button.attr("data-action") == "copy-code"
+    assert isinstance(pre, Node) and pre.tag == "pre" and pre.attr("data-lang") == "python"
+    assert text_of(pre) == "print('<b>')\n\n"
+
+
+def test_code_language_is_sanitised() -> None:
+    [block] = markdown_to_tree('```"><script>\nx\n```')
+    assert isinstance(block, Node)
+    pre = block.children[1]
+    assert isinstance(pre, Node) and pre.attr("data-lang") is None
+
+
+def test_indented_code_block() -> None:
+    [block] = markdown_to_tree("    indented <code>")
+    assert isinstance(block, Node) and block.attr("class") == "ak-codeblock"
+
+
+def test_tables_with_alignment() -> None:
+    root = render("| a | b |\n|:-|-:|\n| 1 | 2 |")
+    cells = [item for event, item in walk(root) if event == "open" and isinstance(item, Node)]
+    aligned = [cell.attr("data-align") for cell in cells if cell.tag in ("th", "td")]
+    assert aligned == ["left", "right", "left", "right"]
+
+
+def test_ordered_list_start_and_tight_lists() -> None:
+    [listing] = markdown_to_tree("3. a\n4. b")
+    assert isinstance(listing, Node) and listing.tag == "ol" and listing.attr("start") == "3"
+    assert all(
+        isinstance(item, Node) and item.children == (item.children[0],) for item in listing.children
+    )
+
+
+def test_adjacent_text_is_merged() -> None:
+    [paragraph] = markdown_to_tree("a [b](javascript:x) c")
+    assert isinstance(paragraph, Node)
+    assert paragraph.children == ("a [b](javascript:x) c",)
+
+
+def test_deep_nesting_is_bounded_and_does_not_recurse() -> None:
+    root = render("> " * 5_000 + "deep")
+    assert "deep" in text_of(root)
+    assert render("[" * 20_000 + "x" + "]" * 20_000)
+
+
+def test_pathological_inputs_stay_fast() -> None:
+    for source in ("*a" * 5_000, "[a](" * 5_000, "`" * 10_000, "<" * 10_000, "_a" * 5_000):
+        started = time.perf_counter()
+        markdown_to_tree(source)
+        assert time.perf_counter() - started < 2.0
+
+
+def test_non_string_input_renders_nothing() -> None:
+    assert markdown_to_tree("") == ()
+    assert markdown_to_tree(None) == ()  # type: ignore[arg-type]
+
+
+def test_node_rules_refuse_unsafe_construction() -> None:
+    with pytest.raises(ValueError):
+        element("script")
+    with pytest.raises(ValueError):
+        element("a", {"onclick": "x"})
+    with pytest.raises(ValueError):
+        element("a", {"href": "javascript:alert(1)"})
+    with pytest.raises(ValueError):
+        element("img", {"src": "https://evil.example/x.png"})
+    with pytest.raises(ValueError):
+        element("div", {"style": "x"})
+    with pytest.raises(ValueError):
+        Node("iframe")
+    assert code_block("x").tag == "div"
+
+
+def test_url_predicates() -> None:
+    assert is_safe_link("#a") and not is_safe_link("# a") and not is_safe_link("#a\\b")
+    assert is_relative_image("a/b.png") and is_relative_image("/a.png")
+    for bad in ("//x", "a:b", "data:x", "#x", "?x", "", "a b", "a\\b", None):
+        assert not is_relative_image(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from([*"[]()!<>`*_~#:/\\ \n\tjavascript:https&;", "\x00", "\u2028"])
+    )
+)
+def test_any_text_renders_inside_the_allow_lists(source: str) -> None:
+    root = render(source)
+    for event, item in walk(root):
+        if event == "open" and isinstance(item, Node):
+            assert item.tag in ALLOWED_TAGS
+            assert all(name in ALLOWED_ATTRIBUTES for name, _ in item.attrs)
+    assert all(is_safe_link(href) for href in links_of(root))
+    assert all(is_relative_image(src) for src in images_of(root))
+
+
+WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta"])
+PREFIX = st.lists(st.sampled_from(["> ", "- ", "1. ", "  ", "    ", "* "]), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(PREFIX, WORDS), min_size=1, max_size=12))
+def test_nested_containers_never_lose_text(lines: list[tuple[list[str], str]]) -> None:
+    source = "\n".join("".join(prefix) + word for prefix, word in lines)
+    text = text_of(render(source))
+    for _prefix, word in lines:
+        assert word in text
