@@ -532,9 +532,24 @@ def make_lock(paths: Paths, wheels: list[Path]) -> bytes:
 # ---------------------------------------------------------------- site + fixtures
 
 
+SHELL_CSS_LINK = '<link rel="stylesheet" href="./web/shell.css">'
+
+
+def render_index(paths: Paths) -> bytes:
+    """index.html with the shell CSS inlined: the box paints without waiting on a request."""
+    source = paths.root / "index.html"
+    if not source.is_file():
+        raise BuildError(f"missing build input: {source}")
+    html = source.read_text(encoding="utf-8")
+    css = (paths.web / "shell.css").read_text(encoding="utf-8")
+    if SHELL_CSS_LINK in html and "</style" not in css:
+        html = html.replace(SHELL_CSS_LINK, f'<style data-from="web/shell.css">\n{css}</style>')
+    return html.encode("utf-8")
+
+
 def copy_site(paths: Paths) -> tuple[bool, list[Path]]:
     """index.html plus the web/ shell (minus build-only files) into dist/."""
-    changed = copy_if_changed(paths.root / "index.html", paths.dist / "index.html")
+    changed = write_if_changed(paths.dist / "index.html", render_index(paths))
     produced = [paths.dist / "index.html"]
     for source in sorted(paths.web.rglob("*")):
         relative = source.relative_to(paths.web)
