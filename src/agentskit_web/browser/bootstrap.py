@@ -85,7 +85,8 @@ async def boot() -> None:
     try:
         import agentskit_web.protocol  # noqa: F401 - importing it is the proof
     except Exception as error:  # shown on the page, never raised
-        js.agentskitShell.fail(f"The protocol core failed to import ({type(error).__name__}).")
+        reason = f"{type(error).__name__}: {error}"
+        js.agentskitShell.fail(f"The protocol core failed to import ({reason}).")
         return
     js.performance.measure("agentskit:core-import", "agentskit:core-import")
     js.agentskitShell.ready(READY_STATUS)
