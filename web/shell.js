@@ -114,4 +114,10 @@ addEventListener("agentskit:ready", () => {
   removeEventListener("unhandledrejection", bootError);
 });
 
-import(PYSCRIPT_CORE).catch((error) => fail(`The PyScript runtime failed to load (${error.message}).`));
+// Start the runtime after the shell's first frame, so the box is painted and
+// typeable before PyScript's module graph runs (the big downloads are already
+// under way through the page's preload links).
+function startRuntime() {
+  import(PYSCRIPT_CORE).catch((error) => fail(`The PyScript runtime failed to load (${error.message}).`));
+}
+requestAnimationFrame(() => setTimeout(startRuntime));

@@ -151,7 +151,7 @@ WIDGET = PageKind(
     "agentskit-ask[data-state=ready]",
     "agentskit-ask[data-state=error]",
     "agentskit:ready",
-    "agentskit:shell",
+    "agentskit:shell-painted",
 )
 
 
