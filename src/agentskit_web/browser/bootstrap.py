@@ -1,4 +1,9 @@
-"""The page bootstrap PyScript runs: prove the core imports, flip the widget to ready.
+"""The page bootstrap PyScript runs: import the core, mount the Ask widget, flip it to ready.
+
+`boot()` mounts every `<agentskit-ask>` element of the page (browser/widget.py)
+and only then reports ready, so `data-state="ready"` means questions can be
+sent. A failure before the widget replaced the static shell is shown in the
+shell with its Retry button.
 
 With `?conformance=1` in the page URL it then runs the JSON conformance
 vectors (dist/fixtures/) inside Pyodide with the same runner CPython's tests
@@ -19,10 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 FIXTURE_INDEX = "fixtures/index.json"
-READY_STATUS = (
-    "Ready: the Python core is running in this page. The Ask backend is not "
-    "connected in this build yet, so questions are not answered."
-)
+READY_STATUS = "Ready: ask a question."
 
 FileCounts = dict[str, Any]
 
@@ -89,6 +91,14 @@ async def boot() -> None:
         js.agentskitShell.fail(f"The protocol core failed to import ({reason}).")
         return
     js.performance.measure("agentskit:core-import", "agentskit:core-import")
+    try:
+        from agentskit_web.browser.widget import mount_all
+
+        await mount_all()
+    except Exception as error:  # shown in the static shell, which is still in place
+        reason = f"{type(error).__name__}: {error}"
+        js.agentskitShell.fail(f"The Ask widget failed to start ({reason}).")
+        return
     js.agentskitShell.ready(READY_STATUS)
     if "conformance=1" in str(js.location.search):
         await publish_conformance()

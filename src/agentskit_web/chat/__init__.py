@@ -5,6 +5,7 @@ stable public API of spec/API.md.
 """
 
 from . import component_conformance as component_conformance  # registers its fixture subject
+from . import render_conformance as render_conformance  # registers `render_message`
 from .ask_adapter import create_ask_adapter as create_ask_adapter
 from .ask_projection import project_ask_event as project_ask_event
 from .ask_projection import project_ask_messages as project_ask_messages
@@ -18,9 +19,11 @@ from .component_catalog import ComponentResolution as ComponentResolution
 from .component_catalog import define_component_manifest as define_component_manifest
 from .component_catalog import resolve_component_frame as resolve_component_frame
 from .component_catalog import validate_component_event as validate_component_event
+from .conversation import Conversation as Conversation
 from .definition import ChatDefinition as ChatDefinition
 from .definition import define_chat as define_chat
 from .legacy_migration import create_ask_session_memory as create_ask_session_memory
+from .markdown_tree import markdown_to_tree as markdown_to_tree
 from .presentation import component_fallback_text as component_fallback_text
 from .presentation import present_chat_message as present_chat_message
 from .presentation import semantic_fallback as semantic_fallback

@@ -1,0 +1,319 @@
+"""The conversation log in the DOM, driven by the controller's small events.
+
+Each event touches only what it names: `Appended` adds one message element,
+`PartsAppended` renders only the new parts of one answer (through
+`dom_render.MessageBody`), `Updated` refreshes one message's status, error,
+note and buttons, `Removed` drops one element; only `Reset` rebuilds the log.
+
+Accessibility: the log is `role="log"` with `aria-live="polite"`; while an
+answer streams it is `aria-busy="true"`, so assistive technology reads the
+finished answer instead of every token. Errors are `role="alert"` inside the
+message they belong to, below what streamed, with a Retry button.
+
+Scrolling follows the stream only while the reader is within
+`FOLLOW_THRESHOLD_PX` of the bottom; scrolling up stops it until the reader
+comes back down (or asks a new question). The scroll itself is written once
+per animation frame, not per chunk.
+
+Message chrome (labels, buttons) is built with `createElement` and
+`textContent` from fixed strings; message text only ever becomes text nodes.
+"""
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from ..chat.chat_message import ChatMessage
+from ..chat.conversation import (
+    Appended,
+    ConversationEvent,
+    Notice,
+    PartsAppended,
+    Removed,
+    Reset,
+    StatusChanged,
+    Updated,
+)
+from .dom_render import DomBuilder, MessageBody, render_message_body
+from .js_values import present
+
+FOLLOW_THRESHOLD_PX: Final = 48
+SVG_NS: Final = "http://www.w3.org/2000/svg"
+ICONS: Final = {
+    "up": (
+        "M7 10v11H4a1 1 0 0 1-1-1v-9a1 1 0 0 1 1-1h3zm0 0 4-8a2.5 2.5 0 0 1 2.5 2.5V9h5.3"
+        "a2 2 0 0 1 2 2.3l-1.3 8A2 2 0 0 1 17.5 21H7"
+    ),
+    "down": (
+        "M17 14V3h3a1 1 0 0 1 1 1v9a1 1 0 0 1-1 1h-3zm0 0-4 8a2.5 2.5 0 0 1-2.5-2.5V15H5.2"
+        "a2 2 0 0 1-2-2.3l1.3-8A2 2 0 0 1 6.5 3H17"
+    ),
+}
+"""Stroke paths (24x24) for the thumbs buttons: drawn, so no emoji font is needed."""
+STOPPED_NOTE: Final = "Stopped."
+LOCAL_NOTE: Final = "Answered from this site's FAQ."
+THINKING_TEXT: Final = "Thinking…"
+
+UI_TEXT: Final = {
+    "copy": "Copy",
+    "copied": "Copied",
+    "copy_failed": "Copy failed",
+    "copy_label": "Copy answer",
+    "up_label": "Helpful",
+    "down_label": "Not helpful",
+    "regenerate": "Regenerate",
+    "regenerate_label": "Regenerate the answer",
+    "retry": "Retry",
+    "retry_label": "Retry this answer",
+    "you": "You",
+    "assistant": "Assistant",
+}
+
+
+class _MessageElement:
+    """The DOM of one message and the parts of it that change."""
+
+    def __init__(self, view: "ConversationView", message: ChatMessage) -> None:
+        self.view = view
+        self.message_id = message.id
+        make = view.make
+        self.element = make("article", {"class": f"ak-message ak-{message.role}"})
+        self.element.setAttribute("data-message-id", message.id)
+        label = UI_TEXT["you"] if message.role == "user" else UI_TEXT["assistant"]
+        self.element.appendChild(make("p", {"class": "ak-visually-hidden"}, label))
+        self.body_element = make("div", {"class": "ak-body"})
+        self.element.appendChild(self.body_element)
+        self.body: MessageBody | None = None
+        self.error: Any = None
+        self.note: Any = None
+        self.actions: Any = None
+        self.thinking: Any = None
+        if message.role == "user":
+            self.body_element.appendChild(make("p", {"class": "ak-user-text"}, message.content))
+            return
+        if message.status == "streaming":
+            self.body = MessageBody(view.builder, self.body_element, view.manifest)
+            self.thinking = make("p", {"class": "ak-thinking"}, THINKING_TEXT)
+            self.body_element.appendChild(self.thinking)
+        else:
+            self.body = render_message_body(view.builder, self.body_element, message, view.manifest)
+        self.refresh(message)
+
+    def parts(self, parts: tuple[dict[str, Any], ...]) -> None:
+        if self.thinking is not None:
+            self.thinking.remove()
+            self.thinking = None
+        if self.body is not None:
+            self.body.append_parts(parts)
+
+    def refresh(self, message: ChatMessage) -> None:
+        """Status, in-place error, note and action buttons of an assistant message."""
+        self.element.setAttribute("data-status", message.status)
+        if message.status == "streaming":
+            return
+        if self.thinking is not None:
+            self.thinking.remove()
+            self.thinking = None
+        if self.body is not None:
+            self.body.finish()
+        self._error(message)
+        self._note(message)
+        self._actions(message)
+
+    def _error(self, message: ChatMessage) -> None:
+        if message.error is None:
+            if self.error is not None:
+                self.error.remove()
+                self.error = None
+            return
+        if self.error is not None:
+            return
+        make = self.view.make
+        self.error = make("div", {"class": "ak-message-error", "role": "alert"})
+        self.error.appendChild(make("p", {"class": "ak-message-error-text"}, message.error))
+        retry = make(
+            "button",
+            {
+                "type": "button",
+                "class": "ak-retry-answer",
+                "data-ui": "retry",
+                "aria-label": UI_TEXT["retry_label"],
+            },
+            UI_TEXT["retry"],
+        )
+        self.error.appendChild(retry)
+        self.element.insertBefore(self.error, self.actions)
+
+    def _note(self, message: ChatMessage) -> None:
+        text = STOPPED_NOTE if message.stopped else LOCAL_NOTE if message.local else None
+        if text is None or self.note is not None:
+            return
+        self.note = self.view.make("p", {"class": "ak-message-note"}, text)
+        self.element.insertBefore(self.note, self.actions)
+
+    def _actions(self, message: ChatMessage) -> None:
+        make = self.view.make
+        if self.actions is None:
+            self.actions = make("div", {"class": "ak-message-actions", "role": "group"})
+            self.actions.setAttribute("aria-label", "Answer actions")
+            buttons = [
+                ("copy", UI_TEXT["copy"], UI_TEXT["copy_label"], "ak-copy"),
+                ("up", None, UI_TEXT["up_label"], "ak-thumb ak-up"),
+                ("down", None, UI_TEXT["down_label"], "ak-thumb ak-down"),
+                ("regenerate", UI_TEXT["regenerate"], UI_TEXT["regenerate_label"], "ak-regenerate"),
+            ]
+            for action, text, label, classes in buttons:
+                button = make(
+                    "button",
+                    {"type": "button", "class": classes, "data-ui": action, "aria-label": label},
+                    text,
+                )
+                button.setAttribute("title", label)
+                if text is None:
+                    button.appendChild(self.view.icon(ICONS[action]))
+                self.actions.appendChild(button)
+            self.element.appendChild(self.actions)
+        for value in ("up", "down"):
+            button = self.actions.querySelector(f'[data-ui="{value}"]')
+            if present(button):
+                button.setAttribute(
+                    "aria-pressed", "true" if message.feedback == value else "false"
+                )
+
+
+class ConversationView:
+    """Renders a `Conversation` into a log element (subscribe `handle` to it)."""
+
+    def __init__(
+        self,
+        builder: DomBuilder,
+        log: Any,
+        manifest: Any = None,
+        *,
+        schedule_frame: Callable[[Callable[[], None]], None] | None = None,
+        on_status: Callable[[str], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> None:
+        self.builder = builder
+        self.document = builder.document
+        self.log = log
+        self.manifest = manifest
+        self._messages: dict[str, _MessageElement] = {}
+        self._schedule_frame = schedule_frame
+        self._on_status = on_status
+        self._on_notice = on_notice
+        self._scroll_pending = False
+        self.follow = True
+        log.setAttribute("aria-busy", "false")
+
+    # -- element helpers ------------------------------------------------------------
+
+    def make(self, tag: str, attrs: dict[str, str] | None = None, text: str | None = None) -> Any:
+        """A chrome element: fixed tag and attributes, text only through `textContent`."""
+        element = self.document.createElement(tag)
+        for name, value in (attrs or {}).items():
+            element.setAttribute(name, value)
+        if text is not None:
+            element.textContent = text
+        return element
+
+    def icon(self, path: str) -> Any:
+        """A small stroked SVG icon (decorative: the button carries the label)."""
+        svg = self.document.createElementNS(SVG_NS, "svg")
+        for name, value in (
+            ("viewBox", "0 0 24 24"),
+            ("width", "16"),
+            ("height", "16"),
+            ("fill", "none"),
+            ("stroke", "currentColor"),
+            ("stroke-width", "2"),
+            ("stroke-linecap", "round"),
+            ("stroke-linejoin", "round"),
+            ("aria-hidden", "true"),
+            ("focusable", "false"),
+        ):
+            svg.setAttribute(name, value)
+        shape = self.document.createElementNS(SVG_NS, "path")
+        shape.setAttribute("d", path)
+        svg.appendChild(shape)
+        return svg
+
+    # -- events -----------------------------------------------------------------------
+
+    def handle(self, event: ConversationEvent) -> None:
+        """Apply one controller event to the DOM."""
+        if isinstance(event, PartsAppended):
+            view = self._messages.get(event.message.id)
+            if view is not None:
+                view.parts(event.parts)
+                self._content_changed()
+        elif isinstance(event, Appended):
+            self._append(event.message)
+            if event.message.role == "user":
+                self.follow = True
+            self._content_changed()
+        elif isinstance(event, Updated):
+            view = self._messages.get(event.message.id)
+            if view is not None and event.message.role == "assistant":
+                view.refresh(event.message)
+                self._content_changed()
+        elif isinstance(event, Removed):
+            removed = self._messages.pop(event.message_id, None)
+            if removed is not None:
+                removed.element.remove()
+        elif isinstance(event, Reset):
+            self._reset(event.messages)
+        elif isinstance(event, StatusChanged):
+            self.log.setAttribute("aria-busy", "true" if event.status == "streaming" else "false")
+            if self._on_status is not None:
+                self._on_status(event.status)
+        elif isinstance(event, Notice) and self._on_notice is not None:
+            self._on_notice(event.text)
+
+    def _append(self, message: ChatMessage) -> None:
+        view = _MessageElement(self, message)
+        self._messages[message.id] = view
+        self.log.appendChild(view.element)
+
+    def _reset(self, messages: tuple[ChatMessage, ...]) -> None:
+        self._messages.clear()
+        self.log.replaceChildren()
+        for message in messages:
+            self._append(message)
+        self.follow = True
+        self._content_changed()
+
+    def message_element(self, message_id: str) -> Any:
+        view = self._messages.get(message_id)
+        return None if view is None else view.element
+
+    def frame(self, message_id: str, instance_id: str) -> Any:
+        """The render frame behind a component the reader interacted with."""
+        view = self._messages.get(message_id)
+        if view is None or view.body is None:
+            return None
+        return view.body.frames.get(instance_id)
+
+    # -- scrolling ----------------------------------------------------------------------
+
+    def on_scroll(self) -> None:
+        """The reader scrolled: follow the stream only while near the bottom."""
+        log = self.log
+        distance = float(log.scrollHeight) - float(log.scrollTop) - float(log.clientHeight)
+        self.follow = distance <= FOLLOW_THRESHOLD_PX
+
+    def _content_changed(self) -> None:
+        if not self.follow or self._scroll_pending:
+            return
+        if self._schedule_frame is None:
+            self.scroll_to_end()
+            return
+        self._scroll_pending = True
+        self._schedule_frame(self._scroll_frame)
+
+    def _scroll_frame(self) -> None:
+        self._scroll_pending = False
+        if self.follow:
+            self.scroll_to_end()
+
+    def scroll_to_end(self) -> None:
+        self.log.scrollTop = self.log.scrollHeight

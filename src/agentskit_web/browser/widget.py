@@ -1,0 +1,664 @@
+"""The Ask widget: `<agentskit-ask>` mounted from Python into a shadow root.
+
+Embedding (the page's static shell stays typeable until Python is ready):
+
+    <agentskit-ask endpoint="/api/ask" corpus="docs" persona="guide"
+                   storage-key="docs:ask" legacy-keys="old-ask" theme="auto"
+                   suggestions='["How do I install it?", "Which browsers work?"]'>
+      ...static shell markup (heading, input, status)...
+    </agentskit-ask>
+
+The page bootstrap calls `mount_all()`, which mounts every such element
+from its attributes (a shorthand for `define_chat`, see
+chat/widget_config.py). A page that builds its own definition calls the one
+documented mount call instead:
+
+    from agentskit_web.browser.widget import mount
+    widget = await mount(element, define_chat(id=..., adapter=..., memory=...),
+                         suggestions=[...], knowledge=artifact)
+
+Mounting attaches an open shadow root (styles isolated both ways, themed
+through `--ak-*` custom properties), moves whatever the reader already typed
+into the real input (focus and caret kept), removes the static shell and
+restores the saved conversation.
+
+Host events (bubbling, composed, dispatched on the element):
+- `agentskit:feedback` `{messageId, value: "up"|"down"|null}`;
+- `agentskit:source-open` `{messageId, instanceId, sourceId, url}` (cancelable:
+  `preventDefault()` keeps the link from opening);
+- `agentskit:component` `{messageId, event}` with a validated component event
+  (cancelable likewise).
+
+Keyboard: Enter sends, Shift+Enter adds a line, Cmd/Ctrl-K opens the widget
+and focuses the question, Esc closes it (focus goes back where it was).
+"""
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from typing import Any, Final
+
+from ..chat.ask_adapter import create_ask_adapter
+from ..chat.component_catalog import validate_component_event
+from ..chat.component_view import (
+    COMPONENT_EVENT,
+    COMPONENT_SUBMIT,
+    NO_EVENT_VALUE,
+    build_component_event,
+)
+from ..chat.conversation import Conversation, ConversationEvent, StatusChanged
+from ..chat.definition import ChatDefinition, define_chat
+from ..chat.legacy_migration import create_ask_session_memory
+from ..chat.local_answers import LOCAL_CHOICES_INSTANCE
+from ..chat.storage_sync import decide_storage_sync
+from ..chat.widget_config import WidgetConfig, config_from_attributes, parse_suggestions
+from ..protocol.knowledge import parse_knowledge_artifact
+from .conversation_view import UI_TEXT, ConversationView
+from .dom_render import DomBuilder, UrlPolicy
+from .js_values import attribute, is_nullish, present
+from .web_storage import StorageKind
+from .widget_style import WIDGET_CSS
+
+ELEMENT_NAME: Final = "agentskit-ask"
+COPY_FEEDBACK_SECONDS: Final = 1.5
+STATUS_TEXT: Final = {
+    "loading": "Loading the conversation…",
+    "streaming": "Answering…",
+    "error": "The answer could not be completed. Retry or ask again.",
+    "idle": "",
+}
+ANSWER_DONE: Final = "Answer complete."
+STOPPED_STATUS: Final = "Stopped."
+_KNOWLEDGE_UNAVAILABLE: Final = "unavailable"  # not an artifact: local answers escalate "corrupt"
+
+_mounted: list["AskWidget"] = []
+_tasks: set["asyncio.Task[Any]"] = set()
+
+
+def _page() -> Any:
+    import js  # only inside Pyodide
+
+    return js
+
+
+def _proxy(callback: Callable[..., Any]) -> Any:
+    from pyodide.ffi import create_proxy  # only inside Pyodide
+
+    return create_proxy(callback)
+
+
+def _js_object(value: Mapping[str, Any]) -> Any:
+    import js
+    from pyodide.ffi import to_js
+
+    return to_js(dict(value), dict_converter=js.Object.fromEntries)
+
+
+def spawn(work: "Coroutine[Any, Any, Any]") -> "asyncio.Task[Any]":
+    """Run a coroutine from an event handler, keeping a reference until it ends."""
+    task = asyncio.ensure_future(work)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    return task
+
+
+class AskWidget:
+    """One mounted widget: chrome, controls and the conversation they drive."""
+
+    def __init__(
+        self,
+        host: Any,
+        definition: ChatDefinition,
+        config: WidgetConfig,
+        *,
+        knowledge: Any = None,
+        storage: Any = None,
+        notices: Sequence[str] = (),
+    ) -> None:
+        self.page = _page()
+        self.document = self.page.document
+        self.host = host
+        self.definition = definition
+        self.config = config
+        self.storage = storage
+        self._proxies: list[Any] = []
+        self._listeners: list[tuple[Any, str, Any]] = []
+        self._last_known: str | None = None
+        self._stop_watch: Callable[[], None] | None = None
+        self._return_focus: Any = None
+        existing = host.shadowRoot
+        self.root = (
+            existing if present(existing) else host.attachShadow(_js_object({"mode": "open"}))
+        )
+        self._build()
+        policy = UrlPolicy(self.page.URL.new, str(self.page.location.href))
+        self.builder = DomBuilder(self.document, policy)
+        self.conversation = Conversation(
+            definition, knowledge=knowledge, online=lambda: bool(self.page.navigator.onLine)
+        )
+        self.view = ConversationView(
+            self.builder,
+            self.log,
+            definition.components,
+            schedule_frame=self._schedule_frame,
+            on_status=self._on_status,
+            on_notice=self.notice,
+        )
+        self.conversation.subscribe(self.view.handle)
+        self.conversation.subscribe(self._after_event)
+        self._wire()
+        for text in notices:
+            self.notice(text)
+
+    # -- chrome ------------------------------------------------------------------------
+
+    def _make(
+        self, tag: str, attrs: Mapping[str, str] | None = None, text: str | None = None
+    ) -> Any:
+        element = self.document.createElement(tag)
+        for name, value in (attrs or {}).items():
+            element.setAttribute(name, value)
+        if text is not None:
+            element.textContent = text
+        return element
+
+    def _build(self) -> None:
+        make = self._make
+        config = self.config
+        style = make("style")
+        style.textContent = WIDGET_CSS
+        self.widget = make(
+            "section", {"class": "ak-widget", "aria-labelledby": "ak-heading", "data-open": "true"}
+        )
+        header = make("header", {"class": "ak-header"})
+        header.appendChild(make("h2", {"class": "ak-heading", "id": "ak-heading"}, config.heading))
+        self.new_button = make(
+            "button", {"type": "button", "class": "ak-quiet ak-new"}, "New conversation"
+        )
+        self.toggle = make(
+            "button",
+            {
+                "type": "button",
+                "class": "ak-quiet ak-toggle",
+                "aria-expanded": "true",
+                "aria-controls": "ak-panel",
+                "aria-keyshortcuts": "Control+K Meta+K Escape",
+            },
+            "Close",
+        )
+        header.appendChild(self.new_button)
+        header.appendChild(self.toggle)
+        self.panel = make("div", {"class": "ak-panel", "id": "ak-panel"})
+        self.log = make(
+            "div",
+            {
+                "class": "ak-log",
+                "role": "log",
+                "aria-live": "polite",
+                "aria-relevant": "additions text",
+                "aria-label": "Conversation",
+                "aria-busy": "false",
+                "tabindex": "0",
+            },
+        )
+        self.suggestions = make(
+            "div", {"class": "ak-suggestions", "role": "group", "aria-label": "Suggested questions"}
+        )
+        for text in config.suggestions:
+            self.suggestions.appendChild(
+                make("button", {"type": "button", "data-suggestion": "true"}, text)
+            )
+        self.suggestions.hidden = not config.suggestions
+        self.form = make("form", {"class": "ak-form", "aria-label": "Ask a question"})
+        self.input = make(
+            "textarea",
+            {
+                "class": "ak-input",
+                "id": "ak-input",
+                "rows": "1",
+                "name": "question",
+                "autocomplete": "off",
+                "placeholder": config.placeholder,
+                "aria-label": "Your question",
+                "aria-keyshortcuts": "Enter",
+            },
+        )
+        self.send_button = make("button", {"type": "submit", "class": "ak-send"}, "Send")
+        self.stop_button = make(
+            "button",
+            {"type": "button", "class": "ak-stop", "aria-label": "Stop the answer"},
+            "Stop",
+        )
+        self.stop_button.hidden = True
+        for child in (self.input, self.send_button, self.stop_button):
+            self.form.appendChild(child)
+        self.status = make("p", {"class": "ak-status", "role": "status", "aria-live": "polite"})
+        self.disclaimer = make("p", {"class": "ak-disclaimer"}, config.disclaimer)
+        self.panel.appendChild(self.log)
+        self.panel.appendChild(self.suggestions)
+        for child in (header, self.panel, self.form, self.status, self.disclaimer):
+            self.widget.appendChild(child)
+        self.root.replaceChildren(style, self.widget)
+
+    # -- wiring -------------------------------------------------------------------------
+
+    def _listen(self, target: Any, name: str, callback: Callable[[Any], Any]) -> None:
+        proxy = _proxy(callback)
+        self._proxies.append(proxy)
+        self._listeners.append((target, name, proxy))
+        target.addEventListener(name, proxy)
+
+    def _wire(self) -> None:
+        self._listen(self.form, "submit", self._on_submit)
+        self._listen(self.input, "keydown", self._on_input_key)
+        self._listen(self.stop_button, "click", lambda _e: self.conversation.stop())
+        self._listen(self.new_button, "click", self._on_new)
+        self._listen(self.toggle, "click", self._on_toggle)
+        self._listen(self.log, "click", self._on_log_click)
+        self._listen(self.log, "scroll", lambda _e: self.view.on_scroll())
+        self._listen(self.suggestions, "click", self._on_suggestion)
+        self._listen(self.root, "keydown", self._on_widget_key)
+        self._listen(self.document, "keydown", self._on_page_key)
+
+    def unmount(self) -> None:
+        """Remove every listener this widget added (the DOM stays as it is)."""
+        for target, name, proxy in self._listeners:
+            with contextlib.suppress(Exception):
+                target.removeEventListener(name, proxy)
+        for proxy in self._proxies:
+            with contextlib.suppress(Exception):
+                proxy.destroy()
+        self._listeners.clear()
+        self._proxies.clear()
+        if self._stop_watch is not None:
+            with contextlib.suppress(Exception):
+                self._stop_watch()
+            self._stop_watch = None
+        if self in _mounted:
+            _mounted.remove(self)
+
+    async def start(self) -> None:
+        """Restore the saved conversation and follow other tabs."""
+        await self.conversation.load()
+        self._remember_stored()
+        self._watch_other_tabs()
+
+    # -- status and notices --------------------------------------------------------------
+
+    def _on_status(self, status: str) -> None:
+        busy = status in ("loading", "streaming")
+        if busy:
+            self.host.setAttribute("data-busy", "")
+        else:
+            self.host.removeAttribute("data-busy")
+        focused = self.root.activeElement
+        send_focused = present(focused) and focused == self.send_button
+        stop_focused = present(focused) and focused == self.stop_button
+        self.stop_button.hidden = status != "streaming"
+        self.send_button.hidden = status == "streaming"
+        if status == "streaming" and send_focused:
+            self.stop_button.focus()  # keyboard users keep a focused control
+        elif status != "streaming" and stop_focused:
+            self.input.focus()
+        text = STATUS_TEXT.get(status, "")
+        last = self.conversation.last_answer()
+        if status == "idle" and last is not None and last.status == "complete":
+            text = STOPPED_STATUS if last.stopped else ANSWER_DONE
+        self.status.textContent = text
+        if status in ("idle", "error"):
+            self._remember_stored()
+
+    def notice(self, text: str) -> None:
+        """Say something once, discreetly, in the status line."""
+        self.status.textContent = text
+        self.host.setAttribute("data-notice", text)
+
+    def _after_event(self, event: ConversationEvent) -> None:
+        empty = not self.conversation.messages
+        self.suggestions.hidden = not (empty and self.config.suggestions)
+        if isinstance(event, StatusChanged) and event.status == "streaming":
+            self.host.setAttribute("data-streamed", "")
+
+    def _schedule_frame(self, callback: Callable[[], None]) -> None:
+        from pyodide.ffi import create_once_callable
+
+        self.page.requestAnimationFrame(create_once_callable(lambda _t: callback()))
+
+    # -- questions ------------------------------------------------------------------------
+
+    def ask(self, question: str) -> None:
+        """Send a question (as the send button does)."""
+        spawn(self._send(question))
+
+    async def _send(self, question: str) -> None:
+        if await self.conversation.send(question):
+            return
+        if self.conversation.busy:
+            self.status.textContent = "Wait for the answer, or stop it, before asking again."
+
+    def _on_submit(self, event: Any) -> None:
+        event.preventDefault()
+        question = str(self.input.value)
+        if self.conversation.busy or not question.strip():
+            if self.conversation.busy:
+                self.status.textContent = "Wait for the answer, or stop it, before asking again."
+            return
+        self.input.value = ""
+        self.ask(question)
+
+    def _on_input_key(self, event: Any) -> None:
+        if str(event.key) != "Enter" or bool(event.shiftKey) or bool(event.isComposing):
+            return
+        event.preventDefault()
+        self.form.requestSubmit()
+
+    def _on_suggestion(self, event: Any) -> None:
+        button = event.target.closest("button[data-suggestion]")
+        if present(button):
+            self.ask(str(button.textContent))
+
+    def _on_new(self, _event: Any) -> None:
+        spawn(self._new())
+
+    async def _new(self) -> None:
+        await self.conversation.new_conversation()
+        self.status.textContent = "New conversation."
+        self.input.focus()
+
+    # -- open / close ---------------------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        return str(self.widget.getAttribute("data-open")) == "true"
+
+    def open(self, focus: bool = True) -> None:
+        self.widget.setAttribute("data-open", "true")
+        self.panel.hidden = False
+        self.form.hidden = False
+        self.toggle.setAttribute("aria-expanded", "true")
+        self.toggle.textContent = "Close"
+        if focus:
+            self.input.focus()
+
+    def close(self) -> None:
+        self.widget.setAttribute("data-open", "false")
+        self.panel.hidden = True
+        self.form.hidden = True
+        self.toggle.setAttribute("aria-expanded", "false")
+        self.toggle.textContent = "Open"
+        target = self._return_focus
+        self._return_focus = None
+        if present(target) and bool(target.isConnected):
+            target.focus()
+        else:
+            self.toggle.focus()
+
+    def _on_toggle(self, _event: Any) -> None:
+        if self.is_open:
+            self.close()
+        else:
+            self.open()
+
+    def _on_page_key(self, event: Any) -> None:
+        key = str(event.key).lower()
+        if key != "k" or not (bool(event.ctrlKey) or bool(event.metaKey)) or bool(event.altKey):
+            return
+        event.preventDefault()
+        active = self.document.activeElement
+        if present(active) and active != self.host:
+            self._return_focus = active
+        self.open()
+
+    def _on_widget_key(self, event: Any) -> None:
+        if str(event.key) == "Escape" and self.is_open:
+            event.preventDefault()
+            event.stopPropagation()
+            self.close()
+
+    # -- message actions ------------------------------------------------------------------
+
+    def _message_id(self, target: Any) -> str | None:
+        holder = target.closest("[data-message-id]")
+        return attribute(holder, "data-message-id") if present(holder) else None
+
+    def _on_log_click(self, event: Any) -> None:
+        target = event.target
+        if not present(target) or not hasattr(target, "closest"):
+            return
+        control = target.closest("[data-ui], [data-action]")
+        if not present(control):
+            return
+        message_id = self._message_id(control)
+        ui = attribute(control, "data-ui")
+        action = attribute(control, "data-action")
+        if ui is not None and message_id is not None:
+            self._message_action(ui, message_id, control)
+        elif action == "copy-code":
+            block = control.closest(".ak-codeblock")
+            code: Any = block.querySelector("code") if present(block) else None
+            if present(code):
+                spawn(self._copy(str(code.textContent), control))
+        elif action in (COMPONENT_EVENT, COMPONENT_SUBMIT) and message_id is not None:
+            self._component_action(event, control, message_id, action)
+
+    def _message_action(self, ui: str, message_id: str, control: Any) -> None:
+        conversation = self.conversation
+        if ui == "copy":
+            spawn(self._copy(conversation.plain_text(message_id), control))
+        elif ui in ("up", "down"):
+            message = conversation.find(message_id)
+            value = None if message is not None and message.feedback == ui else ui
+            spawn(self._feedback(message_id, value))
+        elif ui == "regenerate":
+            spawn(conversation.regenerate())
+        elif ui == "retry":
+            spawn(conversation.retry())
+
+    async def _feedback(self, message_id: str, value: Any) -> None:
+        detail = await self.conversation.set_feedback(message_id, value)
+        if detail is not None:
+            self.dispatch("agentskit:feedback", detail, cancelable=False)
+
+    async def _copy(self, text: str, button: Any) -> None:
+        label = str(button.textContent)
+        try:
+            await self.page.navigator.clipboard.writeText(text)
+            button.textContent = UI_TEXT["copied"] if label == UI_TEXT["copy"] else "✓"
+        except Exception:  # no clipboard permission: say so instead of failing silently
+            button.textContent = UI_TEXT["copy_failed"] if label == UI_TEXT["copy"] else "✗"
+        await asyncio.sleep(COPY_FEEDBACK_SECONDS)
+        button.textContent = label
+
+    def dispatch(self, name: str, detail: Mapping[str, Any], cancelable: bool = True) -> bool:
+        """Dispatch a CustomEvent to the host page; False when the host cancelled it."""
+        init = {"detail": _js_object(detail), "bubbles": True, "composed": True}
+        init["cancelable"] = cancelable
+        event = self.page.CustomEvent.new(name, _js_object(init))
+        return bool(self.host.dispatchEvent(event))
+
+    # -- components -------------------------------------------------------------------------
+
+    def _component_action(self, event: Any, control: Any, message_id: str, action: str) -> None:
+        component = control.closest("[data-instance]")
+        if not present(component):
+            return
+        key = attribute(component, "data-key") or ""
+        instance = attribute(component, "data-instance") or ""
+        frame = self.view.frame(message_id, instance)
+        name = attribute(control, "data-event") or ""
+        if action == COMPONENT_SUBMIT:
+            value: Any = self._form_value(component)
+        else:
+            raw = attribute(control, "data-value")
+            value = NO_EVENT_VALUE if raw is None else raw
+        wire = build_component_event(key, instance, name, value)
+        checked = validate_component_event(self.definition.components, wire, frame)
+        if not checked.ok:
+            event.preventDefault()
+            return
+        allowed = self.dispatch("agentskit:component", {"messageId": message_id, "event": wire})
+        if key == "source-list" and name == "open":
+            source = {
+                "messageId": message_id,
+                "instanceId": instance,
+                "sourceId": value,
+                "url": str(control.href),
+            }
+            allowed = self.dispatch("agentskit:source-open", source) and allowed
+        if not allowed:
+            event.preventDefault()
+        message = self.conversation.find(message_id)
+        if (
+            allowed
+            and name == "select"
+            and instance == LOCAL_CHOICES_INSTANCE
+            and message is not None
+            and message.local
+        ):
+            spawn(self.conversation.choose(instance, str(value), str(control.textContent)))
+
+    def _form_value(self, component: Any) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for field in component.querySelectorAll("[name]"):
+            name = attribute(field, "name") or ""
+            kind = attribute(field, "data-key") or ""
+            if kind == "checkbox":
+                values[name] = bool(field.checked)
+            elif str(field.value) != "":
+                values[name] = str(field.value)
+        return values
+
+    # -- two tabs ----------------------------------------------------------------------------
+
+    def _remember_stored(self) -> None:
+        storage = self.storage
+        if storage is None:
+            return
+        with contextlib.suppress(Exception):
+            self._last_known = storage.get_item(self.config.storage_key)
+
+    def _watch_other_tabs(self) -> None:
+        if self.storage is None or self.config.storage == "none":
+            return
+        from .web_storage import watch_other_tabs
+
+        def listener(event_key: str | None, incoming: str | None) -> None:
+            decision = decide_storage_sync(
+                key=self.config.storage_key,
+                event_key=event_key,
+                incoming=incoming,
+                last_known=self._last_known,
+                busy=self.conversation.busy,
+            )
+            if decision.action == "replace" and self.conversation.replace_messages(
+                decision.messages
+            ):
+                self._last_known = decision.last_known
+
+        kind: StorageKind = "session" if self.config.storage == "session" else "local"
+        with contextlib.suppress(Exception):  # no storage events: one tab still works
+            self._stop_watch = watch_other_tabs(self.config.storage_key, listener, kind)
+
+
+# -- mounting ---------------------------------------------------------------------------------
+
+
+def definition_from_config(config: WidgetConfig, notices: list[str]) -> tuple[ChatDefinition, Any]:
+    """The chat definition an element's attributes describe, and the storage it uses."""
+    storage: Any = None
+    if config.storage != "none":
+        from .web_storage import open_web_storage
+
+        kind: StorageKind = "session" if config.storage == "session" else "local"
+        storage = open_web_storage(kind, notices.append)
+    adapter = create_ask_adapter(
+        endpoint=config.endpoint, corpus=config.corpus, persona=config.persona
+    )
+    memory = create_ask_session_memory(
+        key=config.storage_key, legacy_keys=config.legacy_keys, storage=storage
+    )
+    return define_chat(id=config.chat_id, adapter=adapter, memory=memory), storage
+
+
+def _take_shell_input(host: Any) -> tuple[str, bool, int | None]:
+    """What the reader typed into the static shell before Python was ready."""
+    shell_input = host.querySelector(".ak-input")
+    if not present(shell_input):
+        return "", False, None
+    focused = host.ownerDocument.activeElement == shell_input
+    caret = shell_input.selectionEnd if focused else None
+    position = int(caret) if isinstance(caret, int | float) else None
+    return str(shell_input.value or ""), focused, position
+
+
+async def mount(
+    host: Any,
+    definition: ChatDefinition | None = None,
+    *,
+    suggestions: Sequence[str] | None = None,
+    knowledge: Any = None,
+    config: WidgetConfig | None = None,
+) -> AskWidget:
+    """Mount the widget on `host` (an `agentskit-ask` or any element) and restore memory.
+
+    `definition` defaults to the one the element's attributes describe;
+    `suggestions` overrides the `suggestions` attribute; `knowledge` is a
+    knowledge artifact (dict, text or verified model) for local answers,
+    otherwise the `knowledge` attribute's URL is fetched (same origin only).
+    """
+    settings = config or config_from_attributes(lambda name: attribute(host, name))
+    if suggestions is not None:
+        settings = _with_suggestions(settings, suggestions)
+    notices: list[str] = []
+    storage: Any = None
+    if definition is None:
+        definition, storage = definition_from_config(settings, notices)
+    typed, focused, caret = _take_shell_input(host)
+    widget = AskWidget(
+        host, definition, settings, knowledge=knowledge, storage=storage, notices=notices
+    )
+    host.replaceChildren()  # the static shell is replaced by the shadow root's widget
+    host.setAttribute("data-mounted", "")
+    widget.input.value = typed
+    if focused:
+        widget.input.focus()
+        if caret is not None:
+            widget.input.setSelectionRange(caret, caret)
+    _mounted.append(widget)
+    await widget.start()
+    if knowledge is None and settings.knowledge_url:
+        spawn(_load_knowledge(widget, settings.knowledge_url))
+    return widget
+
+
+def _with_suggestions(config: WidgetConfig, suggestions: Sequence[str]) -> WidgetConfig:
+    from dataclasses import replace
+
+    return replace(config, suggestions=parse_suggestions(list(suggestions)))
+
+
+async def _load_knowledge(widget: AskWidget, url: str) -> None:
+    """Fetch the FAQ artifact from this origin; unusable means "escalate as corrupt"."""
+    page = widget.page
+    try:
+        target = page.URL.new(url, page.location.href)
+        if str(target.origin) != str(page.location.origin):
+            return  # never fetch another origin
+        response = await page.fetch(str(target.href), _js_object({"credentials": "same-origin"}))
+        text = str(await response.text()) if bool(response.ok) else ""
+    except Exception:  # offline or missing: local answers cannot be trusted
+        text = ""
+    decoded = parse_knowledge_artifact(text) if text else None
+    widget.conversation.knowledge = (
+        decoded.artifact if decoded is not None and decoded.ok else _KNOWLEDGE_UNAVAILABLE
+    )
+
+
+async def mount_all() -> list[AskWidget]:
+    """Mount every `<agentskit-ask>` of the page from its attributes (the bootstrap's call)."""
+    page = _page()
+    widgets = []
+    for host in page.document.querySelectorAll(ELEMENT_NAME):
+        if is_nullish(host.shadowRoot):
+            widgets.append(await mount(host))
+    return widgets

@@ -1,0 +1,136 @@
+"""The `<agentskit-ask>` element's attributes, read into a validated widget configuration.
+
+Attributes are a shorthand for a chat definition plus presentation options:
+
+| attribute | meaning | default |
+|---|---|---|
+| `endpoint` | Ask service URL (relative stays relative) | `/api/ask` |
+| `corpus`, `persona` | hints sent as query parameters | none |
+| `storage-key` | memory key | `agentskit:ask:<chat-id>` |
+| `legacy-keys` | older keys to migrate, comma or space separated | none |
+| `storage` | `local`, `session` or `none` | `local` |
+| `chat-id` | the definition id (SafeId) | `ask` |
+| `theme` | `light`, `dark` or `auto` (follows `prefers-color-scheme`) | `auto` |
+| `suggestions` | starter questions: a JSON array of strings, or `|`-separated | none |
+| `heading`, `placeholder`, `disclaimer` | UI text | see below |
+| `knowledge` | same-origin URL of a local knowledge artifact (FAQ) | none |
+
+Everything here is pure and bounded: at most 8 suggestions of at most 256
+chars, blank ones dropped; an invalid value falls back to its default, so an
+attribute typo never stops the widget from booting.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from ..protocol.identifiers import is_safe_id
+from ..protocol.limits import SITE_MAX_SUGGESTIONS
+from ..protocol.text_metrics import js_is_blank, js_slice, js_trim
+from ..protocol.wire_json import JSON_INVALID, parse_json
+
+Theme = Literal["light", "dark", "auto"]
+StorageChoice = Literal["local", "session", "none"]
+
+DEFAULT_ENDPOINT: Final = "/api/ask"
+DEFAULT_CHAT_ID: Final = "ask"
+DEFAULT_HEADING: Final = "Ask the docs"
+DEFAULT_PLACEHOLDER: Final = "Ask a question about these docs"
+DEFAULT_DISCLAIMER: Final = "Answers are generated from this site's pages and may be incomplete."
+SUGGESTION_MAX_CHARS: Final = 256
+TEXT_MAX_CHARS: Final = 512
+_THEMES: Final = ("light", "dark", "auto")
+_STORAGES: Final = ("local", "session", "none")
+
+
+@dataclass(frozen=True)
+class WidgetConfig:
+    """Everything the widget needs from its element, validated."""
+
+    endpoint: str = DEFAULT_ENDPOINT
+    corpus: str | None = None
+    persona: str | None = None
+    chat_id: str = DEFAULT_CHAT_ID
+    storage_key: str = f"agentskit:ask:{DEFAULT_CHAT_ID}"
+    legacy_keys: tuple[str, ...] = ()
+    storage: StorageChoice = "local"
+    theme: Theme = "auto"
+    suggestions: tuple[str, ...] = ()
+    heading: str = DEFAULT_HEADING
+    placeholder: str = DEFAULT_PLACEHOLDER
+    disclaimer: str = DEFAULT_DISCLAIMER
+    knowledge_url: str | None = None
+
+
+def parse_suggestions(value: object) -> tuple[str, ...]:
+    """Starter questions from a JSON array of strings or a `|`-separated list (<= 8)."""
+    items: list[object]
+    if isinstance(value, list | tuple):
+        items = list(value)
+    elif isinstance(value, str):
+        text = js_trim(value)
+        parsed = parse_json(text) if text.startswith("[") else JSON_INVALID
+        items = list(parsed) if isinstance(parsed, list) else list(text.split("|"))
+    else:
+        return ()
+    cleaned: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or js_is_blank(item):
+            continue
+        suggestion = js_slice(js_trim(item), SUGGESTION_MAX_CHARS)
+        if suggestion not in cleaned:
+            cleaned.append(suggestion)
+        if len(cleaned) == SITE_MAX_SUGGESTIONS:
+            break
+    return tuple(cleaned)
+
+
+def parse_key_list(value: str | None) -> tuple[str, ...]:
+    """Storage keys separated by commas or whitespace, in order, without duplicates."""
+    if not value:
+        return ()
+    keys: list[str] = []
+    for key in value.replace(",", " ").split():
+        if key not in keys:
+            keys.append(key)
+    return tuple(keys)
+
+
+def _text(value: str | None, default: str) -> str:
+    if value is None or js_is_blank(value):
+        return default
+    return js_slice(js_trim(value), TEXT_MAX_CHARS)
+
+
+def _optional(value: str | None) -> str | None:
+    return None if value is None or js_is_blank(value) else js_trim(value)
+
+
+def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str]) -> WidgetConfig:
+    """Read the element's attributes (a getter like `getAttribute`, or a mapping)."""
+    read: Callable[[str], str | None] = get.get if isinstance(get, Mapping) else get
+
+    def attribute(name: str) -> str | None:
+        value = read(name)
+        return value if isinstance(value, str) else None
+
+    chat_id = _optional(attribute("chat-id")) or DEFAULT_CHAT_ID
+    if not is_safe_id(chat_id):
+        chat_id = DEFAULT_CHAT_ID
+    theme = _optional(attribute("theme")) or "auto"
+    storage = _optional(attribute("storage")) or "local"
+    return WidgetConfig(
+        endpoint=_optional(attribute("endpoint")) or DEFAULT_ENDPOINT,
+        corpus=_optional(attribute("corpus")),
+        persona=_optional(attribute("persona")),
+        chat_id=chat_id,
+        storage_key=_optional(attribute("storage-key")) or f"agentskit:ask:{chat_id}",
+        legacy_keys=parse_key_list(attribute("legacy-keys")),
+        storage=storage if storage in _STORAGES else "local",  # type: ignore[arg-type]
+        theme=theme if theme in _THEMES else "auto",  # type: ignore[arg-type]
+        suggestions=parse_suggestions(attribute("suggestions") or ""),
+        heading=_text(attribute("heading"), DEFAULT_HEADING),
+        placeholder=_text(attribute("placeholder"), DEFAULT_PLACEHOLDER),
+        disclaimer=_text(attribute("disclaimer"), DEFAULT_DISCLAIMER),
+        knowledge_url=_optional(attribute("knowledge")),
+    )

@@ -1,0 +1,72 @@
+"""`<agentskit-ask>` attributes -> widget configuration: bounded, defaulted, never failing."""
+
+from agentskit_web.chat.widget_config import (
+    DEFAULT_ENDPOINT,
+    DEFAULT_HEADING,
+    WidgetConfig,
+    config_from_attributes,
+    parse_key_list,
+    parse_suggestions,
+)
+
+
+def test_defaults() -> None:
+    config = config_from_attributes({})
+    assert config == WidgetConfig()
+    assert config.endpoint == DEFAULT_ENDPOINT and config.storage_key == "agentskit:ask:ask"
+
+
+def test_all_attributes() -> None:
+    config = config_from_attributes(
+        {
+            "endpoint": " /proxy/ask ",
+            "corpus": "docs",
+            "persona": "guide",
+            "chat-id": "site-docs",
+            "legacy-keys": "old-a, old-b old-a",
+            "storage": "session",
+            "theme": "dark",
+            "suggestions": '["One?", "Two?", " ", 3]',
+            "heading": "Help",
+            "placeholder": "Type",
+            "disclaimer": "Careful",
+            "knowledge": "/faq.json",
+        }
+    )
+    assert config.endpoint == "/proxy/ask" and config.corpus == "docs" and config.persona == "guide"
+    assert config.chat_id == "site-docs" and config.storage_key == "agentskit:ask:site-docs"
+    assert config.legacy_keys == ("old-a", "old-b")
+    assert config.storage == "session" and config.theme == "dark"
+    assert config.suggestions == ("One?", "Two?")
+    assert (config.heading, config.placeholder, config.disclaimer) == ("Help", "Type", "Careful")
+    assert config.knowledge_url == "/faq.json"
+
+
+def test_invalid_values_fall_back_to_defaults() -> None:
+    config = config_from_attributes(
+        {"chat-id": "not a safe id!", "theme": "neon", "storage": "cookies", "heading": "   "}
+    )
+    assert config.chat_id == "ask" and config.theme == "auto" and config.storage == "local"
+    assert config.heading == DEFAULT_HEADING
+
+
+def test_a_getter_like_get_attribute_works() -> None:
+    values = {"endpoint": "/x"}
+    assert config_from_attributes(values.get).endpoint == "/x"
+
+
+def test_suggestions_are_bounded_to_eight_and_deduplicated() -> None:
+    many = "|".join(f"Question {i}?" for i in range(20))
+    assert len(parse_suggestions(many)) == 8
+    assert parse_suggestions("A|A|B") == ("A", "B")
+    assert parse_suggestions("[broken json") == ("[broken json",)
+    assert parse_suggestions(None) == ()
+    long = parse_suggestions(["x" * 1_000])
+    assert len(long[0]) == 256
+    emoji = parse_suggestions(["😀" * 200])
+    assert len(emoji[0]) == 128  # 256 UTF-16 units, never half a pair
+
+
+def test_key_lists() -> None:
+    assert parse_key_list(None) == ()
+    assert parse_key_list("a,b  c,,a") == ("a", "b", "c")
