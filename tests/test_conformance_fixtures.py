@@ -7,9 +7,9 @@ Pyodide in the browser tests, so the two proofs cannot drift apart.
 import json
 
 import pytest
-from conftest import FIXTURES, read_fixture_bytes
 
 from agentskit_web.protocol.conformance import SUBJECTS, case_input, outcome_matches
+from conftest import FIXTURES, read_fixture_bytes
 
 FILES = sorted(FIXTURES.glob("*.json"))
 CASES = [
