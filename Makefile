@@ -53,6 +53,7 @@ demo: $(STAMP) $(NODE_STAMP)
 
 bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench --no-build
+	$(PY) -m agentskit_web.bench render --no-build
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

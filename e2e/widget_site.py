@@ -9,6 +9,10 @@ user message's content is looked up in `scripts` (falling back to
 - `threading.Event`: wait until the test sets it (to look at the page mid-stream);
 - `Reply(status, body, content_type)` as the only step: a non-streaming reply.
 
+`queue[question]` holds scripts used once each, in order, before `scripts`
+(a retry that must answer differently). `files` serves extra GET paths
+(`path -> (bytes, content type)`), e.g. a same-origin image.
+
 Every request is recorded (`requests`: path and parsed JSON body) and every
 stream's fate too (`disconnects` counts pages that hung up mid-stream).
 """
@@ -79,6 +83,8 @@ def answer(*deltas: str, sources: Iterable[dict[str, Any]] = (), pause: float = 
 class WidgetSite:
     root: Path
     scripts: dict[str, list[Step]] = field(default_factory=dict)
+    queue: dict[str, list[list[Step]]] = field(default_factory=dict)
+    files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     default: list[Step] = field(default_factory=lambda: answer("Scripted answer."))
     requests: list[tuple[str, Any]] = field(default_factory=list)
     disconnects: int = 0
@@ -100,6 +106,10 @@ class WidgetSite:
         if isinstance(body, dict):
             users = [m for m in body.get("messages", []) if m.get("role") == "user"]
             question = users[-1].get("content", "") if users else ""
+        with self.lock:
+            pending = self.queue.get(question)
+            if pending:
+                return pending.pop(0)
         return self.scripts.get(question, self.default)
 
     def questions(self) -> list[str]:
@@ -128,6 +138,18 @@ class _Server(http.server.ThreadingHTTPServer):
 class _Handler(SiteHandler):
     server: _Server
 
+    def do_GET(self) -> None:
+        extra = self.server.site.files.get(urlsplit(self.path).path)
+        if extra is None:
+            super().do_GET()
+            return
+        data, content_type = extra
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
         length = int(self.headers.get("Content-Length", "0"))
@@ -142,7 +164,7 @@ class _Handler(SiteHandler):
         site = self.server.site
         with site.lock:
             site.requests.append((self.path, body))
-        script = site.script_for(body)
+        script = site.script_for(body)  # takes the lock itself
         if script and isinstance(script[0], Reply):
             self._reply(script[0])
             return

@@ -352,8 +352,17 @@ def _boot_command(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- command line
 
 Section = Callable[[argparse.Namespace], int]
+
+
+def _render_command(args: argparse.Namespace) -> int:
+    from .widget_bench import render_command
+
+    return render_command(args)
+
+
 SECTIONS: dict[str, tuple[str, Section]] = {
     "boot": ("page boot: raw Pyodide vs widget, shell paint, long tasks, bytes", _boot_command),
+    "render": ("Ask widget: chunk-to-paint latency, render work 64 vs 512", _render_command),
 }
 
 

@@ -192,6 +192,7 @@ class ConversationView:
         schedule_frame: Callable[[Callable[[], None]], None] | None = None,
         on_status: Callable[[str], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.builder = builder
         self.document = builder.document
@@ -203,6 +204,8 @@ class ConversationView:
         self._on_notice = on_notice
         self._scroll_pending = False
         self.follow = True
+        self._clock = clock
+        self.work_ms = 0.0  # time spent applying events (with a clock), for the render benchmark
         log.setAttribute("aria-busy", "false")
 
     # -- element helpers ------------------------------------------------------------
@@ -240,7 +243,17 @@ class ConversationView:
     # -- events -----------------------------------------------------------------------
 
     def handle(self, event: ConversationEvent) -> None:
-        """Apply one controller event to the DOM."""
+        """Apply one controller event to the DOM (timed into `work_ms` when given a clock)."""
+        if self._clock is None:
+            self._handle(event)
+            return
+        started = self._clock()
+        try:
+            self._handle(event)
+        finally:
+            self.work_ms += self._clock() - started
+
+    def _handle(self, event: ConversationEvent) -> None:
         if isinstance(event, PartsAppended):
             view = self._messages.get(event.message.id)
             if view is not None:

@@ -143,6 +143,7 @@ class AskWidget:
             schedule_frame=self._schedule_frame,
             on_status=self._on_status,
             on_notice=self.notice,
+            clock=lambda: float(self.page.performance.now()),
         )
         self.conversation.subscribe(self.view.handle)
         self.conversation.subscribe(self._after_event)

@@ -221,6 +221,7 @@ input:focus-visible, select:focus-visible {
   color: var(--_accent-fg);
 }
 .ak-assistant[data-status="streaming"] .ak-message-actions,
+.ak-assistant[data-status="error"] .ak-regenerate,
 :host([data-busy]) .ak-regenerate,
 :host([data-busy]) .ak-retry-answer,
 .ak-message:not(:last-child) .ak-regenerate,
