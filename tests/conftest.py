@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import agentskit_web.chat  # noqa: F401 - registers the chat-level conformance subjects
+import agentskit_web.chat.conformance_subjects  # noqa: F401 - registers the chat-level subjects
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

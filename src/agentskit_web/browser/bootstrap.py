@@ -62,7 +62,7 @@ def _register_chat_subjects() -> None:
     subject, which the browser test then flags against CPython's counts.
     """
     try:
-        import agentskit_web.chat  # noqa: F401 - registration is the import's side effect
+        import agentskit_web.chat.conformance_subjects  # noqa: F401 - registers chat subjects
     except Exception:  # reported per file through the missing subject
         return
 

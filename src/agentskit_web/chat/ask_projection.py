@@ -15,7 +15,6 @@ from typing import Any, Final
 
 from ..protocol.ask_events import parse_ask_event
 from ..protocol.component import ComponentFrame, decode_component_frame
-from ..protocol.conformance import register_subject
 from ..protocol.content import decode_assistant_content
 from ..protocol.identifiers import make_safe_id
 from ..protocol.limits import (
@@ -220,13 +219,10 @@ def _fixture_tool(name: object) -> ProjectTool | None:
     return tools.get(name)
 
 
-def _conformance_subject(data: Any) -> dict[str, Any]:
+def conformance_subject(data: Any) -> dict[str, Any]:
     """Fixture subject: input `{"event": ..., "projectTool"?: "raises"|"echoFrame"}`."""
     if isinstance(data, dict) and "event" in data:
         projection = project_ask_event(data["event"], _fixture_tool(data.get("projectTool")))
     else:
         projection = project_ask_event(data)
     return {"ok": True, "value": projection}
-
-
-register_subject("project_ask_event", _conformance_subject)

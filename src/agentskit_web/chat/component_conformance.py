@@ -12,7 +12,6 @@ what fixtures/component_resolve.json compares:
 
 from typing import Any
 
-from ..protocol.conformance import register_subject
 from .component_catalog import resolve_component_frame
 from .presentation import semantic_fallback
 
@@ -32,6 +31,3 @@ def resolve_subject(data: Any) -> dict[str, Any]:
     if resolved.frame is not None:
         outcome["text"] = semantic_fallback(resolved.frame)
     return outcome
-
-
-register_subject("resolve_component_frame", resolve_subject)

@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from ..protocol.conformance import register_subject
 from ..protocol.content import (
     ASSISTANT_CONTENT_LIMIT_EXCEEDED,
     AssistantContentEncoder,
@@ -263,6 +262,3 @@ def run_load_case(case: Mapping[str, Any]) -> dict[str, Any]:
     except ChatMemoryError as error:
         return {"ok": False, "code": error.code, "message": error.message, "keys": sorted(storage)}
     return {"ok": True, "messages": messages, "keys": sorted(storage)}
-
-
-register_subject("ask_session_memory_load", run_load_case)

@@ -15,7 +15,6 @@ stream's error message (`error`, None when none).
 
 from typing import Any
 
-from ..protocol.conformance import register_subject
 from ..protocol.content import encode_assistant_content
 from ..protocol.wire_json import dump_json
 from .ask_body import AskBodyReader
@@ -51,6 +50,3 @@ def render_case(data: Any) -> dict[str, Any]:
         "text": text_of(root),
         "error": error,
     }
-
-
-register_subject("render_message", render_case)

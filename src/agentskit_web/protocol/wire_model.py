@@ -30,6 +30,7 @@ class WireModel(BaseModel):
         strict=True,
         populate_by_name=False,
         revalidate_instances="never",
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:
@@ -74,4 +75,5 @@ class StrictWireModel(WireModel):
         strict=True,
         populate_by_name=False,
         revalidate_instances="never",
+        defer_build=True,
     )
