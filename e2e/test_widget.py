@@ -520,3 +520,121 @@ def test_offline_backend_is_said_plainly(page: Page, widget_site: WidgetSite) ->
     failed.locator(".ak-retry-answer").click()
     expect(answers(page).first).not_to_have_attribute("data-message-id", failed_id or "")
     expect(answers(page).first.locator("[role=alert]")).to_contain_text("(503)")
+
+
+# -- local answers, two tabs, copy, late mount -----------------------------------------------
+
+
+def _faq() -> dict[str, Any]:
+    from agentskit_web.protocol.knowledge import compute_knowledge_hash
+
+    body = {
+        "protocol": "agentskit.chat.knowledge",
+        "version": 1,
+        "artifactId": "e2e-faq",
+        "siteId": "agentskit-web-docs",
+        "generatedAt": "2026-01-01T00:00:00.000Z",
+        "entries": [
+            {
+                "id": "embed",
+                "kind": "document",
+                "label": "Embedding",
+                "match": {"type": "exact", "values": ["How do I embed the widget?"]},
+                "answer": {
+                    "markdown": "Add the `<agentskit-ask>` element to your template.",
+                    "citations": [
+                        {"id": "embedding", "title": "Embedding", "href": "/docs/embedding.html"}
+                    ],
+                },
+            }
+        ],
+    }
+    return {**body, "contentHash": compute_knowledge_hash(body)}
+
+
+def test_faq_questions_are_answered_locally_and_misses_escalate(
+    page: Page, widget_site: WidgetSite
+) -> None:
+    widget_site.files["/__e2e__/faq.json"] = (json.dumps(_faq()).encode(), "application/json")
+    widget_site.scripts["Something else"] = answer("From the backend.")
+    page.add_init_script(
+        "document.addEventListener('DOMContentLoaded', () => document.querySelector("
+        "'agentskit-ask').setAttribute('knowledge', '/__e2e__/faq.json'))"
+    )
+    boot(page, widget_site)
+    expect(page.locator("agentskit-ask")).to_have_attribute("data-knowledge", "ready")
+
+    ask(page, "how do I embed the widget?")
+    local = settled(page, 1)
+    expect(local.locator(".ak-message-note")).to_have_text("Answered from this site's FAQ.")
+    expect(local.locator("code")).to_have_text("<agentskit-ask>")
+    link = local.locator(".ak-source-link")
+    assert link.get_attribute("href") == widget_site.url + "/docs/embedding.html"
+    assert widget_site.requests == [], "a local answer makes no request"
+
+    ask(page, "Something else")
+    expect(settled(page, 2)).to_contain_text("From the backend.")
+    deterministic = widget_site.requests[0][1]["deterministic"]
+    assert deterministic["outcome"] == "escalation" and deterministic["reason"] == "miss"
+
+    page.context.set_offline(True)
+    ask(page, "Not in the FAQ either")
+    expect(settled(page, 3).locator("[role=alert]")).to_contain_text("offline")
+    ask(page, "How do I embed the widget?")
+    expect(settled(page, 4).locator(".ak-message-note")).to_have_text(
+        "Answered from this site's FAQ."
+    )
+    assert len(widget_site.requests) == 1
+    page.context.set_offline(False)
+
+
+def test_a_second_tab_picks_up_the_conversation(
+    page: Page, context: BrowserContext, watch: Watch, widget_site: WidgetSite
+) -> None:
+    widget_site.scripts["Shared?"] = answer("Seen in both tabs.")
+    boot(page, widget_site)
+    other = context.new_page()
+    other.on("console", watch.on_console)
+    other.on("pageerror", watch.on_page_error)
+    boot(other, widget_site)
+
+    ask(page, "Shared?")
+    settled(page, 1)
+    expect(answers(other)).to_have_count(1)
+    expect(answers(other).first).to_contain_text("Seen in both tabs.")
+    assert len(widget_site.requests) == 1, "adopting the other tab's answer sends nothing"
+
+
+def test_copy_answer_puts_its_text_on_the_clipboard(
+    page: Page, context: BrowserContext, widget_site: WidgetSite
+) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=widget_site.url)
+    widget_site.scripts["Copy me"] = answer("Copy **this** answer.", sources=SOURCES[:1])
+    boot(page, widget_site)
+    ask(page, "Copy me")
+    answer_element = settled(page, 1)
+    button = answer_element.locator("[data-ui=copy]")
+    button.click()
+    expect(button).to_have_text("Copied")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == (
+        "Copy **this** answer.\n\nSources:\n- Getting started </docs/start#install%20it>"
+    )
+    expect(button).to_have_text("Copy")
+
+
+def test_an_element_added_later_mounts_with_one_call(page: Page, widget_site: WidgetSite) -> None:
+    boot(page, widget_site)
+    page.evaluate(
+        """async () => {
+        const host = document.createElement('agentskit-ask');
+        host.id = 'late';
+        host.setAttribute('storage', 'none');
+        host.setAttribute('heading', 'Late <b>box</b>');
+        document.body.appendChild(host);
+        await window.agentskitMount(host);
+      }"""
+    )
+    late = page.locator("#late")
+    assert late.get_attribute("data-mounted") == ""
+    expect(late.locator(".ak-heading")).to_have_text("Late <b>box</b>")

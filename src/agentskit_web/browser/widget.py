@@ -52,7 +52,6 @@ from ..chat.legacy_migration import create_ask_session_memory
 from ..chat.local_answers import LOCAL_CHOICES_INSTANCE
 from ..chat.storage_sync import decide_storage_sync
 from ..chat.widget_config import WidgetConfig, config_from_attributes, parse_suggestions
-from ..protocol.knowledge import parse_knowledge_artifact
 from .conversation_view import UI_TEXT, ConversationView
 from .dom_render import DomBuilder, UrlPolicy
 from .js_values import attribute, is_nullish, present
@@ -640,6 +639,8 @@ def _with_suggestions(config: WidgetConfig, suggestions: Sequence[str]) -> Widge
 
 async def _load_knowledge(widget: AskWidget, url: str) -> None:
     """Fetch the FAQ artifact from this origin; unusable means "escalate as corrupt"."""
+    from ..protocol.knowledge import parse_knowledge_artifact
+
     page = widget.page
     try:
         target = page.URL.new(url, page.location.href)
@@ -650,16 +651,56 @@ async def _load_knowledge(widget: AskWidget, url: str) -> None:
     except Exception:  # offline or missing: local answers cannot be trusted
         text = ""
     decoded = parse_knowledge_artifact(text) if text else None
+    usable = decoded is not None and decoded.ok
     widget.conversation.knowledge = (
-        decoded.artifact if decoded is not None and decoded.ok else _KNOWLEDGE_UNAVAILABLE
+        decoded.artifact if decoded is not None and usable else _KNOWLEDGE_UNAVAILABLE
     )
+    widget.host.setAttribute("data-knowledge", "ready" if usable else "unavailable")
 
 
 async def mount_all() -> list[AskWidget]:
-    """Mount every `<agentskit-ask>` of the page from its attributes (the bootstrap's call)."""
+    """Mount every `<agentskit-ask>` of the page from its attributes (the bootstrap's call).
+
+    Afterwards `window.agentskitMount(element)` mounts an element a page adds
+    later (it returns a Promise that settles once the widget is ready).
+    """
     page = _page()
     widgets = []
     for host in page.document.querySelectorAll(ELEMENT_NAME):
         if is_nullish(host.shadowRoot):
             widgets.append(await mount(host))
+    _warm_up_when_idle(page)
+    global _mount_proxy
+    if _mount_proxy is None:
+        _mount_proxy = _proxy(_mount_later)
+        page.window.agentskitMount = _mount_proxy
     return widgets
+
+
+_mount_proxy: Any = None
+
+
+def _warm_up_when_idle(page: Any) -> None:
+    """Import the markdown parser once the page is idle, so the first answer never waits on it."""
+    from pyodide.ffi import create_once_callable
+
+    from ..chat.markdown_tree import markdown_parser
+
+    def warm(_deadline: Any = None) -> None:
+        with contextlib.suppress(Exception):  # a warm-up failure only costs the first render
+            markdown_parser()
+
+    idle = getattr(page, "requestIdleCallback", None)
+    if idle is None:
+        return
+    idle(create_once_callable(warm), _js_object({"timeout": 3000}))
+
+
+def _mount_later(host: Any) -> "asyncio.Task[Any]":
+    """`window.agentskitMount(element)`: mount an element added after boot (a Promise)."""
+
+    async def run() -> None:
+        if is_nullish(host.shadowRoot):
+            await mount(host)
+
+    return spawn(run())

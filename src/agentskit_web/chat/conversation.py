@@ -39,7 +39,6 @@ from ..protocol.text_metrics import js_is_blank, js_slice
 from .ask_adapter import NETWORK_MESSAGE
 from .chat_message import ChatMessage, Feedback, message_parts, message_plain_text
 from .definition import ChatDefinition
-from .local_answers import local_outcome
 
 Status = Literal["idle", "loading", "streaming", "error"]
 
@@ -349,6 +348,8 @@ class Conversation:
     async def _answer(self, question: str) -> None:
         escalation: dict[str, Any] | None = None
         if self.knowledge is not None:
+            from .local_answers import local_outcome  # only pages with a FAQ pay for it
+
             outcome = local_outcome(self.knowledge, question, self._now())
             if outcome.content is not None:
                 answer = self._message("assistant", outcome.content, "complete")

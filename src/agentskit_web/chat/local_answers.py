@@ -16,7 +16,6 @@ from typing import Any, Final
 from ..protocol.component import COMPONENT_PROTOCOL
 from ..protocol.content import AssistantContentEncoder
 from ..protocol.diagnostics import ProtocolError
-from ..protocol.knowledge import answer_locally
 from ..protocol.limits import COMPONENT_FALLBACK_SUMMARY_MAX_CHARS
 from ..protocol.source_list import SOURCE_LIST_COMPONENT_KEY
 from ..protocol.text_metrics import js_slice
@@ -94,6 +93,8 @@ def _choices_content(envelope: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
 
 def local_outcome(artifact: Any, question: str, now: datetime | None = None) -> LocalOutcome:
     """Ask the artifact (`now` decides staleness); never raises (failure = `corrupt` escalation)."""
+    from ..protocol.knowledge import answer_locally  # imported when a page has a FAQ
+
     try:
         envelope = answer_locally(artifact, question, now=now).to_wire()
         outcome = envelope.get("outcome")
