@@ -544,3 +544,29 @@ def test_legacy_component_and_invalid_content_parts() -> None:
     assert message_plain_text(broken) == "Assistant content record is invalid."
     user = ChatMessage("c", "user", "\x1eraw", "complete", "t")
     assert message_parts(user) == [{"kind": "text", "text": "\x1eraw"}]
+
+
+def test_new_conversation_during_a_stream_does_not_save_the_old_answer() -> None:
+    gate = asyncio.Event()
+    transport = Transport(
+        (
+            ndjson(
+                {"type": "text", "delta": "Old"}, {"type": "text", "delta": "er"}, {"type": "done"}
+            ),
+            gate,
+        )
+    )
+    conversation, events, store = make(transport)
+
+    async def scenario() -> None:
+        task = asyncio.ensure_future(conversation.send("Q"))
+        while not any(isinstance(e, PartsAppended) for e in events):
+            await asyncio.sleep(0)
+        await conversation.new_conversation()
+        gate.set()
+        await task
+
+    run(scenario())
+    assert conversation.messages == [] and conversation.status == "idle"
+    assert store.get_item("ask") is None
+    assert not any(isinstance(e, Updated) for e in events)

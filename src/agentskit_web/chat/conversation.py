@@ -143,6 +143,7 @@ class Conversation:
         self._listeners: list[Listener] = []
         self._source: StreamSource | None = None
         self._stop_requested = False
+        self._generation = 0  # bumped when the conversation is replaced under a running turn
         self._save_failure_reported = False
         self._choices: dict[tuple[str, str], str] = {}
         self.listener_errors = 0
@@ -239,6 +240,7 @@ class Conversation:
         """Adopt messages another tab saved; refused (False) while a turn runs."""
         if self.busy:
             return False
+        self._generation += 1
         self.messages = [m for m in map(ChatMessage.from_memory, wire_messages) if m is not None]
         self._emit(Reset(tuple(self.messages)))
         self._set_status("idle")
@@ -317,6 +319,7 @@ class Conversation:
     async def new_conversation(self) -> None:
         """Stop any answer, forget the conversation here and in memory."""
         self.stop()
+        self._generation += 1
         self.messages = []
         self._choices.clear()
         self._emit(Reset(()))
@@ -380,14 +383,17 @@ class Conversation:
         self._emit_appended(answer)
         self._set_status("streaming")
         self._stop_requested = False
+        generation = self._generation
         reader = AssistantContentReader()
+        pieces: list[str] = []  # joined once at the end: appending to a str is quadratic
         try:
             source = self.definition.adapter.create_source(history, self.session_id, escalation)
             self._source = source
             async for chunk in source:
-                if not self._apply_chunk(answer, reader, chunk):
+                if not self._apply_chunk(answer, reader, chunk, pieces):
                     break
         except asyncio.CancelledError:
+            answer.content = "".join(pieces)
             answer.status = "error" if answer.error else "complete"
             raise
         except Exception:  # an adapter must not raise; if it does, the error shows in place
@@ -395,19 +401,24 @@ class Conversation:
             answer.error = answer.error or STREAM_FAILED_MESSAGE
         finally:
             self._source = None
+        answer.content = "".join(pieces)
+        if generation != self._generation:
+            return  # the conversation was replaced meanwhile: this answer is no longer shown
         if answer.status == "streaming":
             answer.status = "complete"
             answer.stopped = self._stop_requested
         self._emit(Updated(answer))
         await self._finish_turn("error" if answer.status == "error" else "idle")
 
-    def _apply_chunk(self, answer: ChatMessage, reader: AssistantContentReader, chunk: Any) -> bool:
+    def _apply_chunk(
+        self, answer: ChatMessage, reader: AssistantContentReader, chunk: Any, pieces: list[str]
+    ) -> bool:
         """Apply one stream chunk; False once the stream is terminal."""
         kind = chunk.get("type") if isinstance(chunk, dict) else None
         if kind == "text":
             text = chunk.get("content")
             if isinstance(text, str) and text:
-                answer.content += text
+                pieces.append(text)
                 delta = reader.feed(text)
                 if delta.ok and delta.new_parts:
                     self._emit(PartsAppended(answer, delta.new_parts))
@@ -419,18 +430,18 @@ class Conversation:
         if kind == "error":
             message = chunk.get("content")
             answer.status = "error"
-            answer.error = self._error_text(answer, message)
+            answer.error = self._error_text(pieces, message)
             return False
         if kind == "done":
             answer.status = "complete"
             return False
         return True
 
-    def _error_text(self, answer: ChatMessage, message: object) -> str:
+    def _error_text(self, pieces: list[str], message: object) -> str:
         """The adapter's error, except that "could not be reached" before anything streamed
         is said plainly as being offline (the service or the network is gone)."""
         text = message if isinstance(message, str) and message else STREAM_FAILED_MESSAGE
-        if not answer.content and text == NETWORK_MESSAGE:
+        if not pieces and text == NETWORK_MESSAGE:
             return OFFLINE_MESSAGE
         return js_slice(text, _ERROR_MAX_CHARS)
 
