@@ -5,7 +5,10 @@ loads is copied in: Pyodide from the npm package `pyodide`, PyScript from
 `@pyscript/core` (both pinned in web/package.json + package-lock.json), the
 wheels pinned in web/wheels.toml (downloaded once from PyPI into .cache/), the
 project's own wheel, a generated pyodide-lock.json describing exactly those
-wheels, the shell (index.html + web/) and the conformance fixtures.
+wheels, the shell (web/), the conformance fixtures and the demo docs site:
+index.html as the docs home, docs/*.md rendered into that same page template
+as docs/<name>.html (docs_site.py), and docs/faq.json compiled into the local
+knowledge artifact knowledge.json (knowledge_build.py).
 
 Every step compares before it writes, so a second build with nothing changed
 only reads files. Runtime files are scrubbed of the CDN URLs their upstream
@@ -28,7 +31,7 @@ import tomllib
 import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 # Files of the npm `pyodide` package the browser needs (the rest is Node/TS/docs).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
@@ -100,6 +103,10 @@ class Paths:
     @property
     def web(self) -> Path:
         return self.root / "web"
+
+    @property
+    def docs(self) -> Path:
+        return self.root / "docs"
 
     @property
     def node_modules(self) -> Path:
@@ -533,24 +540,80 @@ def make_lock(paths: Paths, wheels: list[Path]) -> bytes:
 
 
 SHELL_CSS_LINK = '<link rel="stylesheet" href="./web/shell.css">'
+KNOWLEDGE_FILE = "knowledge.json"
+_KNOWLEDGE_ATTRIBUTE = re.compile(r'\s+knowledge="\./knowledge\.json"')
 
 
-def render_index(paths: Paths) -> bytes:
-    """index.html with the shell CSS inlined: the box paints without waiting on a request."""
+def _inline_shell_css(paths: Paths) -> Callable[[str], str]:
+    """The shell CSS inlined in each page: the box paints without waiting on a request."""
+    css = (paths.web / "shell.css").read_text(encoding="utf-8")
+
+    def inline(html: str) -> str:
+        if SHELL_CSS_LINK in html and "</style" not in css:
+            return html.replace(SHELL_CSS_LINK, f'<style data-from="web/shell.css">\n{css}</style>')
+        return html
+
+    return inline
+
+
+def _site_id(paths: Paths) -> str | None:
+    """The backend site config's siteId (the FAQ must belong to the same site)."""
+    from .protocol.wire_json import parse_json
+
+    config = paths.docs / "site.json"
+    document = parse_json(config.read_bytes()) if config.is_file() else None
+    site_id = document.get("siteId") if isinstance(document, dict) else None
+    return site_id if isinstance(site_id, str) else None
+
+
+def render_pages(paths: Paths) -> dict[str, bytes]:
+    """The docs home, one page per docs/*.md (not docs/design/) and the FAQ artifact.
+
+    Keys are dist-relative paths. Without docs/faq.json there is no artifact and
+    the pages drop their `knowledge` attribute (nothing to load, nothing to 404).
+    """
+    from .docs_site import SiteError, Template, load_pages, page_anchors, render_site
+    from .knowledge_build import FaqError, compile_faq
+
     source = paths.root / "index.html"
     if not source.is_file():
         raise BuildError(f"missing build input: {source}")
-    html = source.read_text(encoding="utf-8")
-    css = (paths.web / "shell.css").read_text(encoding="utf-8")
-    if SHELL_CSS_LINK in html and "</style" not in css:
-        html = html.replace(SHELL_CSS_LINK, f'<style data-from="web/shell.css">\n{css}</style>')
-    return html.encode("utf-8")
+    faq = paths.docs / "faq.json"
+    text = source.read_text(encoding="utf-8")
+    if not faq.is_file():
+        text = _KNOWLEDGE_ATTRIBUTE.sub("", text)
+    config = json.loads((paths.web / "pyscript.json").read_text(encoding="utf-8"))
+    try:
+        pages = load_pages(paths.docs)
+        files = render_site(Template(text), pages, config, inline=_inline_shell_css(paths))
+        if faq.is_file():
+            compiled = compile_faq(faq, site_id=_site_id(paths), pages=page_anchors(pages))
+            files[PurePosixPath(KNOWLEDGE_FILE)] = compiled.data
+    except (SiteError, FaqError) as error:
+        raise BuildError(str(error)) from None
+    return {str(path): data for path, data in files.items()}
+
+
+def write_pages(paths: Paths) -> tuple[bool, list[Path]]:
+    """Write the docs site into dist/, removing pages whose source is gone."""
+    changed = False
+    produced: list[Path] = []
+    for relative, data in render_pages(paths).items():
+        target = paths.dist / relative
+        changed |= write_if_changed(target, data)
+        produced.append(target)
+    changed |= prune(paths.dist / "docs", produced)
+    stale = paths.dist / KNOWLEDGE_FILE
+    if stale not in produced and stale.is_file():
+        stale.unlink()
+        changed = True
+    return changed, produced
 
 
 def copy_site(paths: Paths) -> tuple[bool, list[Path]]:
-    """index.html plus the web/ shell (minus build-only files) into dist/."""
-    changed = write_if_changed(paths.dist / "index.html", render_index(paths))
-    produced = [paths.dist / "index.html"]
+    """The web/ shell (minus build-only files) into dist/web."""
+    changed = False
+    produced: list[Path] = []
     for source in sorted(paths.web.rglob("*")):
         relative = source.relative_to(paths.web)
         if relative.parts[0] in WEB_PRIVATE or not source.is_file():
@@ -643,6 +706,9 @@ def build(
     site_changed, site_files = copy_site(paths)
     site_changed |= prune(paths.dist / "web", site_files)
     report.record("shell", site_changed)
+    pages_changed, pages = write_pages(paths)
+    report.record("pages", pages_changed)
+    say(f"pages: {sum(1 for p in pages if p.suffix == '.html')} (docs home + docs/)")
     fixtures_changed, _ = copy_fixtures(paths)
     report.record("fixtures", fixtures_changed)
 
