@@ -91,10 +91,12 @@ async def boot() -> None:
         js.agentskitShell.fail(f"The protocol core failed to import ({reason}).")
         return
     js.performance.measure("agentskit:core-import", "agentskit:core-import")
+    js.performance.mark("agentskit:widget-mount")
     try:
         from agentskit_web.browser.widget import mount_all
 
         await mount_all()
+        js.performance.measure("agentskit:widget-mount", "agentskit:widget-mount")
     except Exception as error:  # shown in the static shell, which is still in place
         reason = f"{type(error).__name__}: {error}"
         js.agentskitShell.fail(f"The Ask widget failed to start ({reason}).")
