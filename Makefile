@@ -8,6 +8,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := web/node_modules/.package-lock.json
 # Debian's chromium drives the browser tests and the benchmark (never `playwright install`).
 CHROMIUM ?= chromium
+DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
 .PHONY: demo test unit e2e lint typecheck bench site chromium clean
@@ -48,8 +49,9 @@ e2e: $(STAMP) chromium site
 
 test: lint typecheck unit e2e
 
-demo: $(STAMP) $(NODE_STAMP)
-	$(PY) -m agentskit_web.cli demo
+# The docs site and the Ask backend on one origin, http://127.0.0.1:$(DEMO_PORT) (Ctrl-C stops it).
+demo: site
+	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
 bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench --no-build

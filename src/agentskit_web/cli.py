@@ -29,16 +29,30 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    status = _build(args)
+    """Build, then serve dist/ and the Ask backend together on one origin until Ctrl-C."""
+    from .server.ask_serve import StartupError
+    from .server.demo_server import DemoConfig, serve_demo
+    from .site_build import find_root
+
+    status = 0 if args.no_build else _build(args)
     if status != 0:
         return status
-    print(
-        "\nDemo: open the page below. The widget boots Python in the page and says when it is\n"
-        "ready. The Ask backend (answers with sources) is NOT part of this build yet, so\n"
-        "questions are not answered; it arrives with its own issue.\n",
-        flush=True,
+    root = find_root()
+    config = DemoConfig(
+        dist=(args.dist or root / "dist").resolve(),
+        site=root / "docs" / "site.json",
+        docs=root / "docs",
     )
-    return _serve(args)
+    try:
+        serve_demo(config, port=args.port)
+    except StartupError as error:
+        print(f"agentskit-web demo: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(f"agentskit-web demo: cannot listen on port {args.port}: {reason}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def _serve_ask(rest: list[str]) -> int:
@@ -74,12 +88,16 @@ def main(argv: list[str] | None = None) -> int:
 
     for name, run, text in (
         ("serve", _serve, "serve dist/ on 127.0.0.1"),
-        ("demo", _demo, "build, then serve the demo page on http://127.0.0.1:8000"),
+        ("demo", _demo, "build, then serve the docs site + Ask backend on http://127.0.0.1:8000"),
     ):
         command = commands.add_parser(name, help=text)
         command.add_argument("--dist", type=Path, default=None)
         command.add_argument("--port", type=int, default=DEMO_PORT)
         command.set_defaults(run=run)
+        if name == "demo":
+            command.add_argument(
+                "--no-build", action="store_true", help="serve dist/ as it is (make demo built it)"
+            )
 
     # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
