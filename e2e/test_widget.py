@@ -40,6 +40,10 @@ for (const name of ["alert", "confirm", "prompt", "print"]) {
 }
 """
 SHADOW = "document.querySelector('agentskit-ask').shadowRoot"
+NO_FAQ = (
+    "document.addEventListener('DOMContentLoaded', () =>"
+    " document.querySelector('agentskit-ask').removeAttribute('knowledge'))"
+)
 
 
 def _png() -> bytes:
@@ -466,6 +470,7 @@ def test_screenshots_light_dark_streaming_error_sources(
         text("Here is the start of an answer"),
         error("The Ask service timed out.", "ASK_TIMEOUT"),
     ]
+    page.add_init_script(NO_FAQ)  # the suggestion must reach the scripted server, not the FAQ
     boot(page, widget_site)
     _shot(page, "light-empty")
     page.locator("agentskit-ask .ak-suggestions button").first.click()

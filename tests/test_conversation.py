@@ -570,3 +570,19 @@ def test_new_conversation_during_a_stream_does_not_save_the_old_answer() -> None
     assert conversation.messages == [] and conversation.status == "idle"
     assert store.get_item("ask") is None
     assert not any(isinstance(e, Updated) for e in events)
+
+
+def test_questions_wait_for_a_knowledge_artifact_still_loading() -> None:
+    transport = Transport()
+    conversation, _events, _ = make(transport)
+
+    async def scenario() -> None:
+        async def load() -> None:
+            await asyncio.sleep(0.01)
+            conversation.knowledge = knowledge()
+
+        conversation.knowledge_pending = asyncio.ensure_future(load())
+        await conversation.send("how do i install")
+
+    run(scenario())
+    assert conversation.messages[-1].local and transport.requests == []

@@ -627,7 +627,10 @@ async def mount(
     _mounted.append(widget)
     await widget.start()
     if knowledge is None and settings.knowledge_url:
-        spawn(_load_knowledge(widget, settings.knowledge_url))
+        # Questions wait for the artifact, so an FAQ question asked right away is still local.
+        widget.conversation.knowledge_pending = spawn(
+            _load_knowledge(widget, settings.knowledge_url)
+        )
     return widget
 
 

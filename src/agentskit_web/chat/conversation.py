@@ -27,7 +27,7 @@ keeps the in-page conversation and is reported once until a save succeeds.
 import asyncio
 import contextlib
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol
@@ -147,6 +147,8 @@ class Conversation:
         self._save_failure_reported = False
         self._choices: dict[tuple[str, str], str] = {}
         self.listener_errors = 0
+        self.knowledge_pending: Awaitable[Any] | None = None
+        """Set while the knowledge artifact is still loading: questions wait for it."""
 
     # -- observation --------------------------------------------------------------
 
@@ -350,6 +352,10 @@ class Conversation:
 
     async def _answer(self, question: str) -> None:
         escalation: dict[str, Any] | None = None
+        pending, self.knowledge_pending = self.knowledge_pending, None
+        if pending is not None:
+            with contextlib.suppress(Exception):  # a failed load leaves `knowledge` as it is
+                await pending
         if self.knowledge is not None:
             from .local_answers import local_outcome  # only pages with a FAQ pay for it
 
