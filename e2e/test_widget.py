@@ -481,6 +481,10 @@ def test_screenshots_light_dark_streaming_error_sources(
     _shot(page, "sources")
     ask(page, "Break please")
     settled(page, 2)
+    page.wait_for_function(  # the in-place error is scrolled into view, not left below
+        f"(() => {{ const l = {SHADOW}.querySelector('.ak-log');"
+        " return l.scrollHeight - l.scrollTop - l.clientHeight < 2; })()"
+    )
     _shot(page, "error")
     page.emulate_media(color_scheme="dark")
     _shot(page, "dark")

@@ -281,8 +281,15 @@ def test_reset_rebuilds_and_scroll_follows_only_near_the_bottom() -> None:
     asyncio.run(conversation.send("Q"))
     assert log.scrollTop == log.scrollHeight
     object.__setattr__(log, "scrollHeight", 2_000)
+    view.on_scroll()
+    assert view.follow, "content grew below the reader: still following"
     object.__setattr__(log, "scrollTop", 100)
     view.on_scroll()
-    assert not view.follow
+    assert not view.follow, "the reader moved up"
+    object.__setattr__(log, "scrollTop", 1_800)
+    view.on_scroll()
+    assert view.follow, "back at the bottom"
+    object.__setattr__(log, "scrollTop", 100)
+    view.on_scroll()
     asyncio.run(conversation.new_conversation())
     assert log.children == [] and view.follow

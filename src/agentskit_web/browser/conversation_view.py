@@ -203,6 +203,7 @@ class ConversationView:
         self._on_status = on_status
         self._on_notice = on_notice
         self._scroll_pending = False
+        self._last_top = 0.0
         self.follow = True
         self._clock = clock
         self.work_ms = 0.0  # time spent applying events (with a clock), for the render benchmark
@@ -309,10 +310,20 @@ class ConversationView:
     # -- scrolling ----------------------------------------------------------------------
 
     def on_scroll(self) -> None:
-        """The reader scrolled: follow the stream only while near the bottom."""
+        """The reader scrolled: follow again at the bottom, stop following on a move up.
+
+        A scroll event can arrive after more content was appended (it reports
+        the widget's own scroll one frame late), so being away from the bottom
+        alone does not mean the reader left it: only a move up does.
+        """
         log = self.log
-        distance = float(log.scrollHeight) - float(log.scrollTop) - float(log.clientHeight)
-        self.follow = distance <= FOLLOW_THRESHOLD_PX
+        top = float(log.scrollTop)
+        distance = float(log.scrollHeight) - top - float(log.clientHeight)
+        if distance <= FOLLOW_THRESHOLD_PX:
+            self.follow = True
+        elif top < self._last_top - 1:
+            self.follow = False
+        self._last_top = top
 
     def _content_changed(self) -> None:
         if not self.follow or self._scroll_pending:
@@ -330,3 +341,4 @@ class ConversationView:
 
     def scroll_to_end(self) -> None:
         self.log.scrollTop = self.log.scrollHeight
+        self._last_top = float(self.log.scrollTop)

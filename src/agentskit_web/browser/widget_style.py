@@ -156,7 +156,7 @@ input:focus-visible, select:focus-visible {
 .ak-codeblock { position: relative; }
 .ak-codeblock pre {
   margin: 0;
-  padding: 0.75rem;
+  padding: 2.1rem 0.75rem 0.75rem;
   overflow-x: auto;
   border-radius: 0.375rem;
   background: var(--_surface);
