@@ -4,7 +4,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, settings
+
 import agentskit_web.chat.conformance_subjects  # noqa: F401 - registers the chat-level subjects
+
+# Properties assert correctness, never speed: on a loaded 2-core CI machine a per-example
+# deadline or the too-slow health check would fail a correct decoder at random.
+settings.register_profile(
+    "agentskit", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("agentskit")
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
