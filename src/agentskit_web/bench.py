@@ -64,13 +64,13 @@ READ_TIMINGS = """
   const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
   const ready = mark(readyMark);
   const fcp = performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null;
-  const core = performance.getEntriesByName("agentskit:core-import", "measure")[0];
+  const core = performance.getEntriesByName("agentskit:widget-mount", "measure")[0];
   const tasks = (window.__akLongTasks || []).filter(([start]) => ready === null || start < ready);
   return {
     ready,
     shell: shellMark ? mark(shellMark) : null,
     fcp,
-    coreImport: core ? core.duration : null,
+    mount: core ? core.duration : null,
     longTasks: tasks.reduce((sum, [, duration]) => sum + duration, 0),
   };
 }
@@ -162,13 +162,13 @@ class Samples:
     ready: list[float] = field(default_factory=list)
     shell: list[float] = field(default_factory=list)
     long_tasks: list[float] = field(default_factory=list)
-    core_import: list[float] = field(default_factory=list)
+    mount: list[float] = field(default_factory=list)
 
     def add(self, timing: dict[str, Any]) -> None:
         self.ready.append(float(timing["ready"]))
         self.long_tasks.append(float(timing["longTasks"]))
-        if timing["coreImport"] is not None:
-            self.core_import.append(float(timing["coreImport"]))
+        if timing["mount"] is not None:
+            self.mount.append(float(timing["mount"]))
         if timing["shell"] is not None:
             painted = timing["fcp"] if timing["fcp"] is not None else timing["shell"]
             self.shell.append(max(float(timing["shell"]), float(painted)))
@@ -266,9 +266,9 @@ def run_boot(args: argparse.Namespace, session: Session) -> dict[str, Any]:
             "widget_ms": _median(widget.ready),
             "ratio": _median(widget.ready) / _median(raw.ready),
             "shell_ms": _median(widget.shell),
-            "core_import_ms": _median(widget.core_import),
-            "ratio_without_import": (
-                _median([r - i for r, i in zip(widget.ready, widget.core_import, strict=False)])
+            "mount_ms": _median(widget.mount),
+            "ratio_without_mount": (
+                _median([r - i for r, i in zip(widget.ready, widget.mount, strict=False)])
                 / _median(raw.ready)
             ),
             "widget_long_tasks_ms": _median(widget.long_tasks),
@@ -297,14 +297,14 @@ def format_boot(result: dict[str, Any], browser_version: str) -> str:
         f"  {'':<34}{'cold':>12}{'warm':>12}   goal",
         row("raw runtime boot (ms)", "raw_ms", ".0f"),
         row("widget boot to ready (ms)", "widget_ms", ".0f"),
-        row("  of which protocol import (ms)", "core_import_ms", ".0f"),
+        row("  of which widget mount (ms)", "mount_ms", ".0f"),
         row(
             "ratio widget/raw",
             "ratio",
             ".2f",
             f"<= {RATIO_GOAL} ({verdict('ratio', lambda v: v <= RATIO_GOAL)})",
         ),
-        row("ratio without the protocol import", "ratio_without_import", ".2f", "(info)"),
+        row("ratio without the widget mount", "ratio_without_mount", ".2f", "(info)"),
         row(
             "shell visible+typeable (ms)",
             "shell_ms",

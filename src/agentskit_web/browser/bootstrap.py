@@ -83,14 +83,12 @@ async def boot() -> None:
     """Import the protocol core, then mark the widget ready (or failed)."""
     import js
 
-    js.performance.mark("agentskit:core-import")
     try:
         import agentskit_web.protocol  # noqa: F401 - importing it is the proof
     except Exception as error:  # shown on the page, never raised
         reason = f"{type(error).__name__}: {error}"
         js.agentskitShell.fail(f"The protocol core failed to import ({reason}).")
         return
-    js.performance.measure("agentskit:core-import", "agentskit:core-import")
     js.performance.mark("agentskit:widget-mount")
     try:
         from agentskit_web.browser.widget import mount_all
