@@ -54,8 +54,11 @@ demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
 bench: $(STAMP) chromium site
-	$(PY) -m agentskit_web.bench --no-build
+	$(PY) -m agentskit_web.bench protocol
+	$(PY) -m agentskit_web.bench boot --no-build
+	$(PY) -m agentskit_web.bench ask --no-build
 	$(PY) -m agentskit_web.bench render --no-build
+	$(PY) -m agentskit_web.bench backend
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

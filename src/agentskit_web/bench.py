@@ -1,8 +1,8 @@
 """Browser benchmarks against the built site: `python -m agentskit_web.bench [SECTION]`.
 
-Sections are subcommands registered in SECTIONS; today there is `boot` (the
-default). Later ones (protocol throughput, adapter, render) add a function
-taking (args, Session) and an entry in SECTIONS.
+Sections are subcommands registered in SECTIONS: `protocol`, `boot` (the
+default), `ask`, `render` and `backend` (see stream_bench.py and
+widget_bench.py); `make bench` runs them all.
 
 `boot` measures, in headless Debian Chromium against dist/ on 127.0.0.1, with
 the median of N runs, cold (a fresh browser context: empty HTTP and code
@@ -360,9 +360,28 @@ def _render_command(args: argparse.Namespace) -> int:
     return render_command(args)
 
 
+def _stream_section(name: str) -> Section:
+    def command(args: argparse.Namespace) -> int:
+        from . import stream_bench
+
+        section: Section = getattr(stream_bench, f"_{name}_command")
+        return section(args)
+
+    return command
+
+
 SECTIONS: dict[str, tuple[str, Section]] = {
+    "protocol": (
+        "CPython: Ask decode, content encode/decode MB/s vs a naive peer",
+        _stream_section("protocol"),
+    ),
     "boot": ("page boot: raw Pyodide vs widget, shell paint, long tasks, bytes", _boot_command),
+    "ask": (
+        "Ask adapter body path in Pyodide vs CPython, per-chunk flatness",
+        _stream_section("ask"),
+    ),
     "render": ("Ask widget: chunk-to-paint latency, render work 64 vs 512", _render_command),
+    "backend": ("reference Ask backend: TTFB, done, q/s at 10 clients", _stream_section("backend")),
 }
 
 
