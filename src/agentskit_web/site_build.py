@@ -4,7 +4,8 @@ The page must run with no network beyond its own origin, so everything it
 loads is copied in: Pyodide from the npm package `pyodide`, PyScript from
 `@pyscript/core` (both pinned in web/package.json + package-lock.json), the
 wheels pinned in web/wheels.toml (downloaded once from PyPI into .cache/), the
-project's own wheel, a generated pyodide-lock.json describing exactly those
+project's own wheel (pure-Python wheels precompiled to CPython 3.14 bytecode by
+Pyodide under Node: wheel_compile.py), a generated pyodide-lock.json describing exactly those
 wheels, the shell (web/), the conformance fixtures and the demo docs site:
 index.html as the docs home, docs/*.md rendered into that same page template
 as docs/<name>.html (docs_site.py), and docs/faq.json compiled into the local
@@ -36,7 +37,14 @@ from pathlib import Path, PurePosixPath
 # Files of the npm `pyodide` package the browser needs (the rest is Node/TS/docs).
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 # Shell files that describe the build rather than being served.
-WEB_PRIVATE = {"node_modules", "package.json", "package-lock.json", "wheels.toml", "README.md"}
+WEB_PRIVATE = {
+    "node_modules",
+    "package.json",
+    "package-lock.json",
+    "wheels.toml",
+    "README.md",
+    "compile_wheels.mjs",
+}
 # Hosts that serve code or packages: nothing served may name them.
 CDN_HOSTS = (
     "cdn.jsdelivr.net",
@@ -431,6 +439,25 @@ def build_app_wheel(paths: Paths) -> tuple[bool, Path]:
     return True, target
 
 
+def precompile_wheels(
+    paths: Paths, runtime: dict[str, str], wheels: list[Path]
+) -> tuple[bool, list[Path]]:
+    """Pure-Python wheels swapped for their bytecode-compiled repack; others kept as they are.
+
+    The pinned inputs were hash-checked already; the lock names the compiled files.
+    """
+    from .wheel_compile import CompileError, Compiler, compile_wheels, is_pure
+
+    compiler = Compiler(paths.web, runtime["pyodide"], runtime["python"])
+    pure = [wheel for wheel in wheels if is_pure(wheel)]
+    try:
+        changed, compiled = compile_wheels(pure, compiler, paths.cache)
+    except CompileError as error:
+        raise BuildError(f"precompiling the page's wheels: {error}") from None
+    swap = dict(zip(pure, compiled, strict=True))
+    return changed, [swap.get(wheel, wheel) for wheel in wheels]
+
+
 # ---------------------------------------------------------------- lock file
 
 
@@ -688,9 +715,11 @@ def build(
     wheel_sources = fetch_wheels(paths, runtime, pins)
     app_changed, app_wheel = build_app_wheel(paths)
     report.record("app wheel", app_changed)
+    compiled_changed, served = precompile_wheels(paths, runtime, [*wheel_sources, app_wheel])
+    report.record("bytecode", compiled_changed)
     wheel_targets = []
     wheels_changed = False
-    for source in [*wheel_sources, app_wheel]:
+    for source in served:
         target = paths.wheels / source.name
         wheels_changed |= copy_if_changed(source, target)
         wheel_targets.append(target)
