@@ -41,7 +41,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/pytest tests
 
 e2e: $(STAMP) chromium site

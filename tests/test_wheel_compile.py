@@ -19,10 +19,12 @@ WEB = ROOT / "web"
 RUNTIME = tomllib.loads((WEB / "wheels.toml").read_text(encoding="utf-8"))["runtime"]
 HAVE_RUNTIME = (WEB / "node_modules" / "pyodide" / "pyodide.mjs").is_file()
 HAVE_NODE = shutil.which("node") is not None
-needs_node = pytest.mark.skipif(
-    not (HAVE_RUNTIME and HAVE_NODE),
-    reason="needs Node.js and web/node_modules (npm ci in web/)",
-)
+
+
+def require_runtime() -> None:
+    """These tests run the real compile: `make unit` installs web/node_modules first."""
+    assert HAVE_NODE and HAVE_RUNTIME, "needs Node.js and web/node_modules: run `make unit`"
+
 
 SOURCES = {
     "tiny/__init__.py": b'"""Tiny."""\nfrom .mod import add\n',
@@ -61,8 +63,7 @@ def compiler(**overrides: str) -> Compiler:
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """(input wheel, compiled wheel, cache folder): one real Node run for the module."""
-    if not (HAVE_RUNTIME and HAVE_NODE):
-        pytest.skip("needs Node.js and web/node_modules (npm ci in web/)")
+    require_runtime()
     folder = tmp_path_factory.mktemp("compile")
     wheel = make_wheel(folder, SOURCES)
     cache = folder / "cache"
@@ -87,8 +88,8 @@ def test_only_pure_wheels_are_compiled() -> None:
     )
 
 
-@needs_node
 def test_repacked_wheel_has_a_valid_record(compiled: tuple[Path, Path, Path]) -> None:
+    require_runtime()
     _wheel, output, _cache = compiled
     assert output.name == "tiny-1.0-cp314-none-any.whl"
     with zipfile.ZipFile(output) as archive:
@@ -110,8 +111,8 @@ def test_repacked_wheel_has_a_valid_record(compiled: tuple[Path, Path, Path]) ->
     assert "py3-none-any" not in wheel_meta
 
 
-@needs_node
 def test_pyc_members_are_unchecked_hash_cpython_314(compiled: tuple[Path, Path, Path]) -> None:
+    require_runtime()
     _wheel, output, _cache = compiled
     expected = {
         "tiny/__pycache__/__init__.cpython-314.pyc",
@@ -131,8 +132,8 @@ def test_pyc_members_are_unchecked_hash_cpython_314(compiled: tuple[Path, Path, 
             assert source in archive.namelist(), name
 
 
-@needs_node
 def test_original_members_are_unchanged(compiled: tuple[Path, Path, Path]) -> None:
+    require_runtime()
     wheel, output, _cache = compiled
     with zipfile.ZipFile(wheel) as before, zipfile.ZipFile(output) as after:
         for member in SOURCES:
@@ -141,10 +142,10 @@ def test_original_members_are_unchanged(compiled: tuple[Path, Path, Path]) -> No
         assert kept == [n for n in before.namelist() if not n.endswith(("RECORD", "WHEEL"))]
 
 
-@needs_node
 def test_a_second_run_uses_the_cache(
     compiled: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    require_runtime()
     wheel, output, cache = compiled
     before = output.read_bytes()
 
@@ -158,8 +159,8 @@ def test_a_second_run_uses_the_cache(
     assert again.read_bytes() == before
 
 
-@needs_node
 def test_a_source_that_does_not_compile_fails_clearly(tmp_path: Path) -> None:
+    require_runtime()
     wheel = make_wheel(tmp_path, {"broken/__init__.py": b"def (:\n"}, name="broken")
     with pytest.raises(CompileError, match=r"(?s)failed.*SyntaxError"):
         compile_wheels([wheel], compiler(), tmp_path / "cache")
@@ -167,8 +168,7 @@ def test_a_source_that_does_not_compile_fails_clearly(tmp_path: Path) -> None:
 
 
 def test_missing_node_fails_clearly(tmp_path: Path) -> None:
-    if not HAVE_RUNTIME:
-        pytest.skip("needs web/node_modules (npm ci in web/)")
+    require_runtime()
     wheel = make_wheel(tmp_path, SOURCES)
     with pytest.raises(CompileError, match=r"Node\.js"):
         compile_wheels([wheel], compiler(node="no-such-node-binary"), tmp_path / "cache")
