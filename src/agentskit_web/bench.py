@@ -122,6 +122,47 @@ def open_session(dist: Path | None, build: bool) -> Iterator[Session]:
             browser.close()
 
 
+HARNESS_PATH = "/__bench__/harness.html"
+HARNESS_TIMEOUT_MS = 240_000
+HARNESS_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Bench harness</title>
+<link rel="icon" href="data:,">
+<script type="module">
+import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
+const root = document.documentElement;
+try {
+  window.akPy = await loadPyodide({ packages: ["agentskit-web"] });
+  root.dataset.state = "ready";
+} catch (error) {
+  root.dataset.error = String(error);
+  root.dataset.state = "error";
+}
+</script></head><body></body></html>
+"""
+
+
+def run_python_in_page(session: Session, code: str) -> Any:
+    """Run `code` in a bare Pyodide page (the shipped wheel, no widget) and JSON-decode its value.
+
+    The page is served on the bench server's origin through a Playwright
+    route, so dist/ is not touched; each call gets a fresh browser context.
+    """
+    context = session.browser.new_context()
+    try:
+        page = context.new_page()
+        page.route(
+            f"**{HARNESS_PATH}",
+            lambda route: route.fulfill(status=200, content_type="text/html", body=HARNESS_HTML),
+        )
+        page.goto(session.base_url + HARNESS_PATH)
+        page.wait_for_selector("html[data-state]", state="attached", timeout=HARNESS_TIMEOUT_MS)
+        if page.get_attribute("html", "data-state") != "ready":
+            raise RuntimeError(f"the harness failed: {page.get_attribute('html', 'data-error')}")
+        return json.loads(page.evaluate("(code) => akPy.runPythonAsync(code)", code))
+    finally:
+        context.close()
+
+
 # ---------------------------------------------------------------- boot section
 
 

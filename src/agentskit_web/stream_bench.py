@@ -22,23 +22,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-TIMEOUT_MS = 240_000
-HARNESS_PATH = "/__bench__/stream.html"
-HARNESS_HTML = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Stream bench</title>
-<link rel="icon" href="data:,">
-<script type="module">
-import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
-const root = document.documentElement;
-try {
-  window.akPy = await loadPyodide({ packages: ["agentskit-web"] });
-  root.dataset.state = "ready";
-} catch (error) {
-  root.dataset.error = String(error);
-  root.dataset.state = "error";
-}
-</script></head><body></body></html>
-"""
 IN_PAGE_ASK = """
 import json
 from agentskit_web.chat.ask_bench import run_ask_bench
@@ -132,24 +115,11 @@ def format_protocol(result: dict[str, Any]) -> str:
 
 
 def run_ask_in_page(session: Any) -> dict[str, Any]:
-    """`run_ask_bench()` inside Pyodide on the bench server's origin."""
-    context = session.browser.new_context()
-    try:
-        page = context.new_page()
-        page.route(
-            f"**{HARNESS_PATH}",
-            lambda route: route.fulfill(status=200, content_type="text/html", body=HARNESS_HTML),
-        )
-        page.goto(session.base_url + HARNESS_PATH)
-        page.wait_for_selector("html[data-state]", state="attached", timeout=TIMEOUT_MS)
-        if page.get_attribute("html", "data-state") != "ready":
-            raise RuntimeError(f"the harness failed: {page.get_attribute('html', 'data-error')}")
-        result: dict[str, Any] = json.loads(
-            page.evaluate("(code) => akPy.runPythonAsync(code)", IN_PAGE_ASK)
-        )
-        return result
-    finally:
-        context.close()
+    """`run_ask_bench()` inside Pyodide in the bench's bare harness page."""
+    from .bench import run_python_in_page
+
+    result: dict[str, Any] = run_python_in_page(session, IN_PAGE_ASK)
+    return result
 
 
 def format_ask(page: dict[str, Any], host: dict[str, Any]) -> str:

@@ -1,9 +1,8 @@
 """`make bench` section `render`: the Ask widget's rendering, measured in Chromium.
 
-The host side of browser/render_bench.py: it serves a bare harness page on
-the bench server's origin (through a Playwright route, so dist/ is not
-touched), loads the shipped wheel in Pyodide, runs `run_render_bench()` in
-the page and prints the figures (median of the runs the page makes itself).
+The host side of browser/render_bench.py: it runs `run_render_bench()` in the
+bench's bare Pyodide harness page (bench.run_python_in_page) and prints the
+figures (median of the runs the page makes itself).
 """
 
 from __future__ import annotations
@@ -12,29 +11,6 @@ import argparse
 import json
 from typing import Any
 
-HARNESS_PATH = "/__bench__/render.html"
-TIMEOUT_MS = 240_000
-HARNESS_HTML = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Render bench</title>
-<link rel="icon" href="data:,">
-<script type="module">
-import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
-const root = document.documentElement;
-try {
-  window.akPy = await loadPyodide({ packages: ["agentskit-web"] });
-  root.dataset.state = "ready";
-} catch (error) {
-  root.dataset.error = String(error);
-  root.dataset.state = "error";
-}
-</script>
-</head>
-<body></body>
-</html>
-"""
 RUN = """
 import json
 from agentskit_web.browser.render_bench import run_render_bench
@@ -43,24 +19,11 @@ json.dumps(await run_render_bench())
 
 
 def run_render(session: Any) -> dict[str, Any]:
-    """Open the harness in a fresh context and return the page's measurements."""
-    context = session.browser.new_context()
-    try:
-        page = context.new_page()
-        page.route(
-            f"**{HARNESS_PATH}",
-            lambda route: route.fulfill(status=200, content_type="text/html", body=HARNESS_HTML),
-        )
-        page.goto(session.base_url + HARNESS_PATH)
-        page.wait_for_selector("html[data-state]", state="attached", timeout=TIMEOUT_MS)
-        if page.get_attribute("html", "data-state") != "ready":
-            raise RuntimeError(f"the harness failed: {page.get_attribute('html', 'data-error')}")
-        result: dict[str, Any] = json.loads(
-            page.evaluate("(code) => akPy.runPythonAsync(code)", RUN)
-        )
-        return result
-    finally:
-        context.close()
+    """Run the in-page render bench in a bare harness page and return its measurements."""
+    from .bench import run_python_in_page
+
+    result: dict[str, Any] = run_python_in_page(session, RUN)
+    return result
 
 
 def format_render(result: dict[str, Any]) -> str:
