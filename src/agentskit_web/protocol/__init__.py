@@ -8,8 +8,9 @@ name is used, so the page boots without building models it does not need yet
 (in Pyodide every imported module and pydantic model is paid for at boot).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .ask_events import AskDoneEvent, AskErrorEvent, AskTextEvent, AskToolEvent, parse_ask_event
@@ -120,15 +121,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import the module behind a public name on first use, then cache it here."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
