@@ -6,11 +6,14 @@ import hashlib
 import json
 import tomllib
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
 
 from agentskit_web import site_build, wheel_compile
+from agentskit_web.bench import BOOT_TIMEOUT_MS
 from agentskit_web.server.static_site import StaticSite
 from e2e_support import ROOT
 
@@ -40,15 +43,84 @@ def test_lock_lists_exactly_the_served_wheels_with_real_hashes(dist: Path) -> No
 def test_pins_match_the_manifest_and_pyproject(dist: Path) -> None:
     manifest = tomllib.loads((ROOT / "web/wheels.toml").read_text(encoding="utf-8"))
     for pin in manifest["wheel"]:
-        # The pin checks the build's input; pure wheels are served precompiled (wheel_compile).
+        # The pin checks the build's input; every pinned wheel is served as its sourceless
+        # bytecode repack (wheel_compile), under a name PyPI's file never has.
         cached = ROOT / ".cache" / "wheels" / pin["file"]
         assert hashlib.sha256(cached.read_bytes()).hexdigest() == pin["sha256"]
-        compiled = wheel_compile.compiled_name(pin["file"], manifest["runtime"]["python"])
-        pure = wheel_compile.is_pure(Path(pin["file"]))
-        assert (dist / "wheels" / (compiled if pure else pin["file"])).is_file(), pin["file"]
+        python = manifest["runtime"]["python"]
+        compiled = wheel_compile.compiled_name(pin["file"], python, sourceless=True)
+        assert compiled != pin["file"]
+        assert (dist / "wheels" / compiled).is_file(), pin["file"]
+        assert not (dist / "wheels" / pin["file"]).exists(), pin["file"]
     package = json.loads((ROOT / "web/package.json").read_text(encoding="utf-8"))
     assert package["dependencies"]["pyodide"] == manifest["runtime"]["pyodide"]
     assert package["dependencies"]["@pyscript/core"] == manifest["runtime"]["pyscript"]
+
+
+def test_third_party_wheels_are_sourceless_and_the_own_wheel_keeps_sources(dist: Path) -> None:
+    for wheel in sorted((dist / "wheels").glob("*.whl")):
+        with zipfile.ZipFile(wheel) as archive:
+            names = archive.namelist()
+        code = [n for n in names if not n.split("/", 1)[0].endswith(".dist-info")]
+        sources = {n for n in code if n.endswith(".py")}
+        if wheel.name.startswith("agentskit_web-"):
+            assert sources, wheel.name
+            for source in sources:
+                folder, _, module = source.rpartition("/")
+                assert f"{folder}/__pycache__/{module[:-3]}.cpython-314.pyc" in names, source
+        else:
+            assert not sources, (wheel.name, sorted(sources)[:3])
+            assert any(n.endswith(".pyc") for n in code), wheel.name
+            assert "__pycache__" not in "".join(names), wheel.name
+
+
+# Runs in the page: import every module of every served package; report what fails.
+# A module may only fail for a dependency the page does not ship (an optional extra).
+IMPORT_EVERYTHING = """
+import importlib, json, pkgutil, sys, warnings
+warnings.simplefilter("ignore")
+shipped = set(json.loads(SHIPPED))
+failed, count = [], 0
+for top in sorted(shipped):
+    package = importlib.import_module(top)
+    names = [top]
+    if hasattr(package, "__path__"):
+        names += [m.name for m in pkgutil.walk_packages(package.__path__, top + ".")]
+    for name in names:
+        try:
+            importlib.import_module(name)
+            count += 1
+        except ModuleNotFoundError as error:
+            if (error.name or "").split(".")[0] in shipped:
+                failed.append(f"{name}: {error!r}")
+        except Exception as error:
+            if not isinstance(error, ImportError) or "sourceless" in str(error):
+                failed.append(f"{name}: {error!r}")
+json.dumps({"failed": failed, "count": count, "loader": type(
+    sys.modules["pydantic.main"].__loader__).__name__})
+"""
+
+
+def test_every_module_of_every_served_wheel_imports_in_the_page(
+    page: Page, site: StaticSite, dist: Path
+) -> None:
+    lock = json.loads((dist / "runtime/pyodide/pyodide-lock.json").read_text(encoding="utf-8"))
+    packages = sorted(lock["packages"])
+    shipped = sorted({name for entry in lock["packages"].values() for name in entry["imports"]})
+    page.goto(site.url + "/web/raw.html")
+    page.wait_for_selector("#status[data-state=ready]", timeout=BOOT_TIMEOUT_MS)
+    result = page.evaluate(
+        """async ([packages, shipped, code]) => {
+            const { loadPyodide } = await import("../runtime/pyodide/pyodide.mjs");
+            const pyodide = await loadPyodide({ packages });
+            pyodide.globals.set("SHIPPED", JSON.stringify(shipped));
+            return JSON.parse(pyodide.runPython(code));
+        }""",
+        [packages, shipped, IMPORT_EVERYTHING],
+    )
+    assert result["failed"] == []
+    assert result["count"] > 200, result["count"]  # pydantic alone has ~100 modules
+    assert result["loader"] == "SourcelessFileLoader"
 
 
 def test_nothing_served_names_a_cdn(dist: Path) -> None:

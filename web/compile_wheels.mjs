@@ -2,34 +2,38 @@
 // with the Pyodide interpreter the page runs, so the page imports .pyc instead of
 // compiling sources. The host Python is another version, so only Pyodide can do it.
 //
-//   node web/compile_wheels.mjs DIR [DIR ...]
+//   node web/compile_wheels.mjs LAYOUT:DIR [LAYOUT:DIR ...]
 //
-// Each DIR is an unpacked wheel; every .py outside *.dist-info/ and *.data/ gets
-// __pycache__/<name>.cpython-314.pyc next to it (unchecked-hash: valid without
-// reading the source or its timestamp). Exit status 0 only if every file compiled;
-// errors go to stderr. Prints one JSON line: {"failed": [], "magic": hex, "cache_tag": ...}.
+// Each DIR is an unpacked wheel; every .py outside *.dist-info/ and *.data/ is compiled
+// (unchecked-hash: valid without reading the source or its timestamp). LAYOUT is
+//   sources     __pycache__/<name>.cpython-314.pyc next to each .py (the .py stays);
+//   sourceless  <name>.pyc at the .py's own path (`compileall -b`), so the wheel can
+//               ship without the .py (wheel_compile.py drops the sources).
+// Exit status 0 only if every file compiled; errors go to stderr. Prints one JSON line:
+// {"failed": [], "magic": hex, "cache_tag": ...}.
 
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+const LAYOUTS = new Set(["sources", "sourceless"]);
 
 const COMPILE = `
 import compileall, importlib.util, json, py_compile, re, site, sys
 
 site_packages = site.getsitepackages()[0]
 skip = re.compile(r"[\\\\/][^\\\\/]+\\.(?:dist-info|data)[\\\\/]")
-total = 0
 failed = []
-for mount in MOUNTS:
-    # ddir: the tracebacks name where Pyodide installs the wheel (the loader also
-    # fixes co_filename to the real path at import time).
+for mount, layout in MOUNTS:
+    # ddir: the code objects (and tracebacks) name where Pyodide installs the wheel.
+    # With sources the loader fixes co_filename at import time; sourceless it cannot.
     ok = compileall.compile_dir(
         mount,
         ddir=site_packages,
         rx=skip,
         quiet=1,
         force=True,
+        legacy=(layout == "sourceless"),
         workers=1,
         invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
     )
@@ -42,12 +46,22 @@ json.dumps({
 })
 `;
 
+function parseArgument(argument) {
+  const colon = argument.indexOf(":");
+  const layout = colon > 0 ? argument.slice(0, colon) : "";
+  if (!LAYOUTS.has(layout)) {
+    throw new Error(`expected LAYOUT:DIR with LAYOUT sources or sourceless, got ${argument}`);
+  }
+  return { layout, dir: argument.slice(colon + 1) };
+}
+
 async function main() {
-  const dirs = process.argv.slice(2);
-  if (dirs.length === 0) {
-    process.stderr.write("usage: node compile_wheels.mjs DIR [DIR ...]\n");
+  const args = process.argv.slice(2);
+  if (args.length === 0) {
+    process.stderr.write("usage: node compile_wheels.mjs LAYOUT:DIR [LAYOUT:DIR ...]\n");
     return 2;
   }
+  const jobs = args.map(parseArgument);
   const pyodidePath = path.join(here, "node_modules", "pyodide", "pyodide.mjs");
   const { loadPyodide } = await import(pyodidePath);
   // Python's own output (compileall's error report) goes to stderr: stdout is the result.
@@ -55,16 +69,18 @@ async function main() {
     stdout: (line) => process.stderr.write(line + "\n"),
     stderr: (line) => process.stderr.write(line + "\n"),
   });
-  const mounts = dirs.map((dir, index) => {
+  const mounts = jobs.map((job, index) => {
     const target = `/compile/w${index}`;
     pyodide.FS.mkdirTree(target);
-    pyodide.mountNodeFS(target, path.resolve(dir));
-    return target;
+    pyodide.mountNodeFS(target, path.resolve(job.dir));
+    return [target, job.layout];
   });
   pyodide.globals.set("MOUNTS", pyodide.toPy(mounts));
   const result = JSON.parse(pyodide.runPython(COMPILE));
   if (result.failed.length > 0) {
-    const names = result.failed.map((mount) => dirs[mounts.indexOf(mount)]);
+    const names = result.failed.map(
+      (mount) => jobs[mounts.findIndex(([target]) => target === mount)].dir,
+    );
     process.stderr.write(`compile_wheels: some files did not compile in ${names.join(", ")}\n`);
     return 1;
   }

@@ -4,12 +4,13 @@ The page must run with no network beyond its own origin, so everything it
 loads is copied in: Pyodide from the npm package `pyodide`, PyScript from
 `@pyscript/core` (both pinned in web/package.json + package-lock.json), the
 wheels pinned in web/wheels.toml (downloaded once from PyPI into .cache/), the
-project's own wheel (pure-Python wheels precompiled to CPython 3.14 bytecode by
-Pyodide under Node: wheel_compile.py), a generated pyodide-lock.json describing exactly those
-wheels, the shell (web/), the conformance fixtures and the demo docs site:
-index.html as the docs home, docs/*.md rendered into that same page template
-as docs/<name>.html (docs_site.py), and docs/faq.json compiled into the local
-knowledge artifact knowledge.json (knowledge_build.py).
+project's own wheel (all precompiled to CPython 3.14 bytecode by Pyodide under
+Node, third-party ones sourceless: wheel_compile.py), a generated
+pyodide-lock.json describing exactly those wheels, the shell (web/), the
+conformance fixtures and the demo docs site: index.html as the docs home,
+docs/*.md rendered into that same page template as docs/<name>.html
+(docs_site.py), and docs/faq.json compiled into the local knowledge artifact
+knowledge.json (knowledge_build.py).
 
 Every step compares before it writes, so a second build with nothing changed
 only reads files. Runtime files are scrubbed of the CDN URLs their upstream
@@ -440,22 +441,22 @@ def build_app_wheel(paths: Paths) -> tuple[bool, Path]:
 
 
 def precompile_wheels(
-    paths: Paths, runtime: dict[str, str], wheels: list[Path]
+    paths: Paths, runtime: dict[str, str], pinned: list[Path], own: Path
 ) -> tuple[bool, list[Path]]:
-    """Pure-Python wheels swapped for their bytecode-compiled repack; others kept as they are.
+    """Every wheel swapped for its bytecode-compiled repack (pinned ones first, then `own`).
 
-    The pinned inputs were hash-checked already; the lock names the compiled files.
+    Third-party wheels become sourceless, as Pyodide's own distribution ships them
+    (smaller, one file per import; a binary member keeps its bytes); the project's own
+    wheel keeps its sources beside `__pycache__` so its tracebacks show lines. The
+    pinned inputs were hash-checked already; the lock names and hashes the repacks.
     """
-    from .wheel_compile import CompileError, Compiler, compile_wheels, is_pure
+    from .wheel_compile import CompileError, Compiler, compile_wheels
 
     compiler = Compiler(paths.web, runtime["pyodide"], runtime["python"])
-    pure = [wheel for wheel in wheels if is_pure(wheel)]
     try:
-        changed, compiled = compile_wheels(pure, compiler, paths.cache)
+        return compile_wheels([*pinned, own], compiler, paths.cache, keep_sources={own})
     except CompileError as error:
         raise BuildError(f"precompiling the page's wheels: {error}") from None
-    swap = dict(zip(pure, compiled, strict=True))
-    return changed, [swap.get(wheel, wheel) for wheel in wheels]
 
 
 # ---------------------------------------------------------------- lock file
@@ -485,13 +486,14 @@ def read_wheel(path: Path) -> WheelInfo:
 
 
 def _top_level(names: list[str]) -> list[str]:
-    """Importable top-level names: package folders and single-file modules."""
+    """Importable top-level names: package folders and single-file modules (also sourceless)."""
     tops: set[str] = set()
     for name in names:
         top, _, rest = name.partition("/")
         if top.endswith((".dist-info", ".data")):
             continue
-        module = top if rest else top.split(".", 1)[0] if top.endswith((".py", ".so")) else ""
+        single = top.endswith((".py", ".pyc", ".so"))
+        module = top if rest else top.split(".", 1)[0] if single else ""
         if module.isidentifier():
             tops.add(module)
     return sorted(tops)
@@ -715,7 +717,7 @@ def build(
     wheel_sources = fetch_wheels(paths, runtime, pins)
     app_changed, app_wheel = build_app_wheel(paths)
     report.record("app wheel", app_changed)
-    compiled_changed, served = precompile_wheels(paths, runtime, [*wheel_sources, app_wheel])
+    compiled_changed, served = precompile_wheels(paths, runtime, wheel_sources, app_wheel)
     report.record("bytecode", compiled_changed)
     wheel_targets = []
     wheels_changed = False

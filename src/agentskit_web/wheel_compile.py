@@ -1,16 +1,26 @@
-"""Precompile the page's pure-Python wheels to CPython 3.14 bytecode.
+"""Precompile the page's wheels to CPython 3.14 bytecode.
 
 In the page, importing pydantic spends most of its time compiling sources. Pyodide's
 own distribution ships wheels precompiled for that reason; the host here runs another
 CPython, so the bytecode is produced by Pyodide itself under Node (web/compile_wheels.mjs).
 
-Layout: every .py stays (tracebacks show source lines) and gets
-`__pycache__/<module>.cpython-314.pyc` next to it, compiled with the *unchecked hash*
-invalidation mode, so the import system uses the .pyc without reading or stat-ing the
-source (file times after unpacking do not matter). The repacked wheel has a fresh RECORD,
-and its python tag becomes `cp314` (as pyodide-build's py-compile does): the speed-up
-only exists on that interpreter. Results are cached under .cache/pyc-wheels, keyed by the
-input wheel's sha256, the Pyodide version and the compiler's own inputs.
+Two layouts, both compiled with the *unchecked hash* invalidation mode (the bytes depend
+only on the source, so the output is reproducible):
+
+- sourceless (third-party wheels, as Pyodide's distribution ships them): each `x.py` is
+  replaced by `x.pyc` at the same path (the legacy `compileall -b` layout: a sourceless
+  import needs the .pyc where the .py was). The wheel is smaller than with sources and
+  the import system reads one file per module. Binary members (a `.so`) keep their bytes.
+- sources (the project's own wheel): every .py stays (tracebacks show source lines) and
+  gets `__pycache__/<module>.cpython-314.pyc` next to it; the unchecked hash means the
+  import system uses the .pyc without reading or stat-ing the source.
+
+The repacked wheel has a fresh RECORD and its python tag becomes `cp314` (as
+pyodide-build's py-compile does): the bytecode only runs on that interpreter. A
+sourceless wheel also gets a build tag (`0pyc`), so its file name never equals the
+PyPI wheel's (or a with-sources repack's) and no cache can confuse the two. Results are
+cached under .cache/pyc-wheels, keyed by the input wheel's sha256, the layout, the
+Pyodide version and the compiler's own inputs.
 
 Any failure (no Node, a file that does not compile, a wrong magic number) raises
 `CompileError`: the build never silently ships uncompiled wheels.
@@ -22,20 +32,31 @@ import base64
 import hashlib
 import json
 import shutil
+import stat
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 # Bump when the output layout changes, so cached wheels are rebuilt.
-LAYOUT_VERSION = "1"
+LAYOUT_VERSION = "2"
 SCRIPT_NAME = "compile_wheels.mjs"
 CACHE_FOLDER = "pyc-wheels"
 NODE_TIMEOUT_S = 600
 # Zip date for members the build adds: fixed, so the output is byte-for-byte reproducible.
 ADDED_DATE = (1980, 1, 1, 0, 0, 0)
+# A sourceless wheel's build tag: the input's (or "0": the wheel spec wants a leading
+# digit) plus this suffix, e.g. `pydantic-2.14.4-0pyc-cp314-none-any.whl`.
+SOURCELESS_BUILD_SUFFIX = "pyc"
+# The argument prefixes web/compile_wheels.mjs understands, one per layout.
+SOURCES = "sources"
+SOURCELESS = "sourceless"
+# pyc header flags for a hash-based pyc whose source is never checked.
+UNCHECKED_HASH_FLAGS = 0b01
+# Unix mode for members the build adds (and originals that carry none).
+DEFAULT_MODE = 0o644
 
 
 class CompileError(RuntimeError):
@@ -59,8 +80,12 @@ class Compiler:
     def cache_tag(self) -> str:
         return "cpython-" + self.python.replace(".", "")
 
+    @property
+    def python_tag(self) -> str:
+        return "cp" + self.python.replace(".", "")
+
     def key(self) -> str:
-        """What, besides the input wheel, decides the output bytes."""
+        """What, besides the input wheel and its layout, decides the output bytes."""
         digest = hashlib.sha256()
         for part in (LAYOUT_VERSION, self.pyodide_version, self.python):
             digest.update(part.encode() + b"\0")
@@ -69,15 +94,22 @@ class Compiler:
 
 
 def is_pure(wheel: Path) -> bool:
-    """A `none-any` wheel: pure Python, the kind this step compiles."""
+    """A `none-any` wheel: pure Python, no binary members."""
     _name, _version, _build, _python, abi, platform = _split_name(wheel.name)
     return abi == "none" and platform == "any"
 
 
-def compiled_name(wheel_name: str, python: str) -> str:
-    """The repacked wheel's file name: python tag `cp314`, everything else kept."""
-    name, version, build, _python, abi, platform = _split_name(wheel_name)
+def compiled_name(wheel_name: str, python: str, *, sourceless: bool) -> str:
+    """The repacked wheel's file name: python tag `cp314`; sourceless adds a build tag.
+
+    A binary wheel must already be built for that interpreter (its python tag is kept).
+    """
+    name, version, build, python_tag, abi, platform = _split_name(wheel_name)
     tag = "cp" + python.replace(".", "")
+    if not (abi == "none" and platform == "any") and python_tag != tag:
+        raise CompileError(f"{wheel_name}: a binary wheel for {python_tag}, not {tag}")
+    if sourceless:
+        build = (build or "0") + SOURCELESS_BUILD_SUFFIX
     parts = [name, version, *([build] if build else []), tag, abi, platform]
     return "-".join(parts) + ".whl"
 
@@ -104,24 +136,47 @@ def sha256_file(path: Path) -> str:
 # ---------------------------------------------------------------- driver
 
 
-def compile_wheels(wheels: list[Path], compiler: Compiler, cache: Path) -> tuple[bool, list[Path]]:
+@dataclass(frozen=True)
+class _Job:
+    """One wheel to compile: where it comes from, where it goes, which layout."""
+
+    wheel: Path
+    target: Path
+    sourceless: bool
+
+    @property
+    def layout(self) -> str:
+        return SOURCELESS if self.sourceless else SOURCES
+
+
+def compile_wheels(
+    wheels: list[Path],
+    compiler: Compiler,
+    cache: Path,
+    *,
+    keep_sources: Collection[Path] = (),
+) -> tuple[bool, list[Path]]:
     """The compiled wheel for each input (same order); True if any had to be compiled.
 
-    Cache misses are compiled together in one Node run (Pyodide boots once). Cache
-    entries no input uses any more are removed.
+    Wheels in `keep_sources` keep their .py files beside `__pycache__`; every other
+    wheel becomes sourceless. Cache misses are compiled together in one Node run
+    (Pyodide boots once). Cache entries no input uses any more are removed.
     """
     root = cache / CACHE_FOLDER
     key = compiler.key()
-    targets = [
-        root / f"{sha256_file(wheel)[:24]}-{key}" / compiled_name(wheel.name, compiler.python)
-        for wheel in wheels
-    ]
-    missing = [(w, t) for w, t in zip(wheels, targets, strict=True) if not t.is_file()]
+    jobs = []
+    for wheel in wheels:
+        sourceless = wheel not in keep_sources
+        name = compiled_name(wheel.name, compiler.python, sourceless=sourceless)
+        layout = SOURCELESS if sourceless else SOURCES
+        folder = root / f"{sha256_file(wheel)[:24]}-{key}-{layout}"
+        jobs.append(_Job(wheel, folder / name, sourceless))
+    missing = [job for job in jobs if not job.target.is_file()]
     if missing:
         root.mkdir(parents=True, exist_ok=True)
         _compile_missing(missing, compiler, root)
-    _prune(root, {target.parent.name for target in targets})
-    return bool(missing), targets
+    _prune(root, {job.target.parent.name for job in jobs})
+    return bool(missing), [job.target for job in jobs]
 
 
 def _prune(root: Path, keep: set[str]) -> None:
@@ -130,19 +185,19 @@ def _prune(root: Path, keep: set[str]) -> None:
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
 
-def _compile_missing(pairs: list[tuple[Path, Path]], compiler: Compiler, root: Path) -> None:
+def _compile_missing(jobs: list[_Job], compiler: Compiler, root: Path) -> None:
     with tempfile.TemporaryDirectory(dir=root, prefix=".work-") as scratch:
         folders = []
-        for index, (wheel, _target) in enumerate(pairs):
+        for index, job in enumerate(jobs):
             folder = Path(scratch) / f"w{index}"
-            _unpack(wheel, folder)
-            folders.append(folder)
+            _unpack(job.wheel, folder)
+            folders.append((job.layout, folder))
         magic = run_node(compiler, folders)
-        for (wheel, target), folder in zip(pairs, folders, strict=True):
-            staged = Path(scratch) / target.name
-            repack(wheel, folder, staged, compiler, magic)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            staged.replace(target)
+        for job, (_layout, folder) in zip(jobs, folders, strict=True):
+            staged = Path(scratch) / job.target.name
+            repack(job.wheel, folder, staged, compiler, magic, sourceless=job.sourceless)
+            job.target.parent.mkdir(parents=True, exist_ok=True)
+            staged.replace(job.target)
 
 
 def _unpack(wheel: Path, folder: Path) -> None:
@@ -154,8 +209,8 @@ def _unpack(wheel: Path, folder: Path) -> None:
         archive.extractall(folder)
 
 
-def run_node(compiler: Compiler, folders: list[Path]) -> bytes:
-    """Compile every .py under `folders` in Pyodide; returns the interpreter's magic."""
+def run_node(compiler: Compiler, folders: list[tuple[str, Path]]) -> bytes:
+    """Compile every .py under each (layout, folder) in Pyodide; returns the magic number."""
     pyodide = compiler.web / "node_modules" / "pyodide" / "pyodide.mjs"
     if not pyodide.is_file():
         raise CompileError(f"missing {pyodide}: run `npm ci` in web/")
@@ -167,7 +222,7 @@ def run_node(compiler: Compiler, folders: list[Path]) -> bytes:
             f"`{compiler.node}` (Node.js 20+) is needed to precompile the page's wheels "
             "with Pyodide; install Node.js"
         )
-    command = [node, str(compiler.script), *map(str, folders)]
+    command = [node, str(compiler.script), *(f"{layout}:{path}" for layout, path in folders)]
     try:
         result = subprocess.run(
             command, capture_output=True, text=True, timeout=NODE_TIMEOUT_S, check=False
@@ -201,37 +256,103 @@ def _check_report(stdout: str, compiler: Compiler) -> bytes:
 # ---------------------------------------------------------------- repack
 
 
-def repack(wheel: Path, folder: Path, target: Path, compiler: Compiler, magic: bytes) -> None:
-    """`wheel` plus the .pyc files compiled into `folder`, with WHEEL and RECORD updated.
+def repack(
+    wheel: Path,
+    folder: Path,
+    target: Path,
+    compiler: Compiler,
+    magic: bytes,
+    *,
+    sourceless: bool,
+) -> None:
+    """`wheel` with the .pyc files compiled into `folder`, WHEEL and RECORD updated.
 
-    Every original member keeps its bytes and order (sources are not rewritten); the
-    `__pycache__` members go just before the .dist-info folder, RECORD stays last.
+    Sourceless: each compiled .py member is replaced, in place, by its .pyc. With
+    sources: every original member keeps its bytes and order, the `__pycache__` members
+    go just before the .dist-info folder. Either way RECORD stays last.
     """
     with zipfile.ZipFile(wheel) as source:
-        infos = source.infolist()
+        infos = [info for info in source.infolist() if not info.is_dir()]
         dist_info = _dist_info(wheel, [info.filename for info in infos])
         record_name = f"{dist_info}/RECORD"
-        pycs = _collect_pycs(folder, [i.filename for i in infos], compiler, magic, wheel.name)
         record: list[tuple[str, bytes]] = []
         retagged = False
         with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as out:
-            for info in infos:
-                if info.filename == record_name or info.is_dir():
+            members = _sourceless if sourceless else _with_sources
+            for name, data, info in members(source, infos, folder, compiler, magic, dist_info):
+                if name == record_name:
                     continue
-                if info.filename.startswith(dist_info + "/") and pycs:
-                    for name in pycs:
-                        _write(out, name, (folder / name).read_bytes(), ADDED_DATE, record)
-                    pycs = {}
-                data = source.read(info)
-                if info.filename == f"{dist_info}/WHEEL":
+                if name == f"{dist_info}/WHEEL":
                     data = _retag(data, compiler.python, wheel.name)
                     retagged = True
-                _write(out, info.filename, data, info.date_time, record)
-            if pycs or not retagged:
-                raise CompileError(f"{wheel.name}: {dist_info}/WHEEL missing or misplaced")
+                _write(out, name, data, info, record)
+            if not retagged:
+                raise CompileError(f"{wheel.name}: {dist_info}/WHEEL missing")
             lines = [f"{name},sha256={_b64(data)},{len(data)}" for name, data in record]
             lines.append(f"{record_name},,")
-            _write(out, record_name, ("\n".join(lines) + "\n").encode(), ADDED_DATE, None)
+            _write(out, record_name, ("\n".join(lines) + "\n").encode(), None, None)
+
+
+# One output member: name, bytes, and the original entry it comes from (None: added).
+_Member = tuple[str, bytes, zipfile.ZipInfo | None]
+
+
+def _sourceless(
+    source: zipfile.ZipFile,
+    infos: list[zipfile.ZipInfo],
+    folder: Path,
+    compiler: Compiler,
+    magic: bytes,
+    dist_info: str,
+) -> Iterable[_Member]:
+    """Each compiled source swapped for `<name>.pyc` at its path; the rest as it was."""
+    for info in infos:
+        if not _compiled(info.filename):
+            yield info.filename, source.read(info), info
+            continue
+        pyc = info.filename + "c"
+        yield pyc, _read_pyc(folder, pyc, magic, source.filename), info
+
+
+def _with_sources(
+    source: zipfile.ZipFile,
+    infos: list[zipfile.ZipInfo],
+    folder: Path,
+    compiler: Compiler,
+    magic: bytes,
+    dist_info: str,
+) -> Iterable[_Member]:
+    """Every original member, with `__pycache__/<name>.cpython-314.pyc` for each source."""
+    pycs = []
+    for info in infos:
+        if _compiled(info.filename):
+            path = PurePosixPath(info.filename)
+            pycs.append(f"{path.parent}/__pycache__/{path.stem}.{compiler.cache_tag}.pyc")
+    pending = [(name, _read_pyc(folder, name, magic, source.filename)) for name in pycs]
+    for info in infos:
+        if info.filename.startswith(dist_info + "/") and pending:
+            for name, data in pending:
+                yield name, data, None
+            pending = []
+        yield info.filename, source.read(info), info
+    if pending:
+        raise CompileError(f"{source.filename}: {dist_info}/ is not after the package files")
+
+
+def _compiled(name: str) -> bool:
+    """A member the compile step turns into bytecode: a .py outside .dist-info/.data."""
+    path = PurePosixPath(name)
+    return path.suffix == ".py" and not path.parts[0].endswith((".dist-info", ".data"))
+
+
+def _read_pyc(folder: Path, name: str, magic: bytes, wheel: str | None) -> bytes:
+    """The compiled file, checked: this interpreter's magic, unchecked-hash flags."""
+    path = folder / name
+    data = path.read_bytes() if path.is_file() else b""
+    if data[:4] != magic or int.from_bytes(data[4:8], "little") != UNCHECKED_HASH_FLAGS:
+        label = Path(wheel).name if wheel else "wheel"
+        raise CompileError(f"{label}: {name} is missing or not an unchecked-hash .pyc")
+    return data
 
 
 def _dist_info(wheel: Path, names: list[str]) -> str:
@@ -241,26 +362,8 @@ def _dist_info(wheel: Path, names: list[str]) -> str:
     return folders.pop()
 
 
-def _collect_pycs(
-    folder: Path, members: Iterable[str], compiler: Compiler, magic: bytes, wheel: str
-) -> dict[str, None]:
-    """The .pyc member names, in source order; each source must have its .pyc."""
-    wanted: dict[str, None] = {}
-    for name in members:
-        path = PurePosixPath(name)
-        top = path.parts[0]
-        if path.suffix != ".py" or top.endswith((".dist-info", ".data")):
-            continue
-        pyc = path.parent / "__pycache__" / f"{path.stem}.{compiler.cache_tag}.pyc"
-        data = (folder / pyc).read_bytes() if (folder / pyc).is_file() else b""
-        if data[:4] != magic or int.from_bytes(data[4:8], "little") != 0b01:
-            raise CompileError(f"{wheel}: {pyc} is missing or not an unchecked-hash .pyc")
-        wanted[pyc.as_posix()] = None
-    return wanted
-
-
 def _retag(data: bytes, python: str, wheel: str) -> bytes:
-    """WHEEL metadata: its `Tag:` lines name the compiled wheel's tag."""
+    """WHEEL metadata: its `Tag:` lines name the compiled wheel's python tag."""
     tag = "cp" + python.replace(".", "")
     lines = data.decode("utf-8").splitlines()
     out: list[str] = []
@@ -280,12 +383,14 @@ def _write(
     out: zipfile.ZipFile,
     name: str,
     data: bytes,
-    date: tuple[int, int, int, int, int, int],
+    original: zipfile.ZipInfo | None,
     record: list[tuple[str, bytes]] | None,
 ) -> None:
-    info = zipfile.ZipInfo(name, date_time=date)
+    """One deflated member; an original's date and mode are kept (a .so stays 0755)."""
+    info = zipfile.ZipInfo(name, date_time=original.date_time if original else ADDED_DATE)
     info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
+    mode = (original.external_attr >> 16) & 0o7777 if original else 0
+    info.external_attr = (stat.S_IFREG | (mode or DEFAULT_MODE)) << 16
     out.writestr(info, data)
     if record is not None:
         record.append((name, data))
