@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import shutil
+import subprocess
 import tomllib
 import zipfile
 from pathlib import Path
@@ -299,3 +301,117 @@ def test_missing_node_fails_clearly(tmp_path: Path) -> None:
     wheel = make_wheel(tmp_path, TINY)
     with pytest.raises(CompileError, match=r"Node\.js"):
         compile_wheels([wheel], compiler(node="no-such-node-binary"), tmp_path / "cache")
+
+
+# ---------------------------------------------------------------- standard library zip
+
+STDLIB_MEMBERS: list[tuple[str, bytes, int]] = [  # name, bytes, compression (dirs stored)
+    ("first.py", b"FIRST = 1\n", zipfile.ZIP_DEFLATED),
+    ("pkg/", b"", zipfile.ZIP_STORED),
+    ("pkg/__init__.py", b'"""Pkg."""\n', zipfile.ZIP_DEFLATED),
+    ("pkg/mod.py", b"def twice(x):\n    return 2 * x  # caf\xc3\xa9\n", zipfile.ZIP_DEFLATED),
+    ("pkg/README.txt", b"not python\n" * 40, zipfile.ZIP_DEFLATED),
+    ("pkg/py.typed", b"", zipfile.ZIP_STORED),
+    ("pkg/tool", b"#!/bin/sh\necho hi\n", zipfile.ZIP_DEFLATED),
+]
+
+
+def make_stdlib_zip(folder: Path) -> Path:
+    path = folder / "python_stdlib.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data, compression in STDLIB_MEMBERS:
+            info = zipfile.ZipInfo(name, date_time=(2026, 9, 14, 3, 3, 54))
+            mode = 0o40755 if name.endswith("/") else 0o100755 if name == "pkg/tool" else 0o100644
+            info.external_attr = mode << 16
+            info.compress_type = compression
+            archive.writestr(info, data)
+    return path
+
+
+@pytest.fixture(scope="module")
+def stdlib_zip(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    """(input zip, compiled zip, cache) from one real Node run."""
+    require_runtime()
+    folder = tmp_path_factory.mktemp("stdlib")
+    archive = make_stdlib_zip(folder)
+    cache = folder / "cache"
+    changed, output = wheel_compile.compile_stdlib(archive, compiler(), cache)
+    assert changed
+    return archive, output, cache
+
+
+def test_stdlib_zip_has_pycs_at_the_source_paths_other_members_identical(
+    stdlib_zip: tuple[Path, Path, Path],
+) -> None:
+    archive, output, _cache = stdlib_zip
+    assert output.name == "python_stdlib.zip"
+    with zipfile.ZipFile(archive) as before, zipfile.ZipFile(output) as after:
+        assert after.testzip() is None
+        expected = [n + "c" if n.endswith(".py") else n for n in before.namelist()]
+        assert after.namelist() == expected, "each .py replaced in place, order kept"
+        for old, new in zip(before.infolist(), after.infolist(), strict=True):
+            assert new.date_time == old.date_time, new.filename
+            assert new.external_attr == old.external_attr, new.filename
+            assert new.compress_type == old.compress_type, new.filename
+            if new.filename.endswith(".pyc"):
+                assert_unchecked_hash_314(after.read(new), new.filename)
+            else:
+                assert after.read(new) == before.read(old), new.filename
+        code = after.read("pkg/mod.pyc")
+    # The code objects name the zip on Pyodide's sys.path, as zipimport's own compile does.
+    assert b"/lib/python314.zip/pkg/mod.py" in code
+
+
+def test_zipimport_imports_the_sourceless_stdlib_zip_in_pyodide(
+    stdlib_zip: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    _archive, output, _cache = stdlib_zip
+    script = tmp_path / "probe.mjs"
+    script.write_text(
+        f"""
+const {{ loadPyodide }} = await import({json.dumps(str(WEB / "node_modules/pyodide/pyodide.mjs"))});
+const pyodide = await loadPyodide();
+pyodide.FS.writeFile("/tmp/lib.zip", new Uint8Array(
+  (await import("node:fs")).readFileSync({json.dumps(str(output))})));
+console.log(pyodide.runPython(`
+import sys; sys.path.insert(0, "/tmp/lib.zip")
+import first, pkg.mod
+import json
+json.dumps([first.FIRST, pkg.mod.twice(21), pkg.mod.__file__, pkg.__doc__,
+            pkg.mod.twice.__code__.co_filename])
+`));
+""",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        ["node", str(script)], capture_output=True, text=True, timeout=120, check=True
+    )
+    first, answer, module_file, doc, code_file = json.loads(result.stdout.strip().splitlines()[-1])
+    assert (first, answer, doc) == (1, 42, "Pkg.")
+    assert module_file == "/tmp/lib.zip/pkg/mod.pyc", "imported from the bytecode member"
+    assert code_file == "/lib/python314.zip/pkg/mod.py"
+
+
+def test_stdlib_zip_second_run_uses_the_cache(
+    stdlib_zip: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive, output, cache = stdlib_zip
+    before = output.read_bytes()
+
+    def no_node(*_args: object) -> bytes:
+        raise AssertionError("the cache should have answered")
+
+    monkeypatch.setattr(wheel_compile, "run_node", no_node)
+    changed, again = wheel_compile.compile_stdlib(archive, compiler(), cache)
+    assert (changed, again) == (False, output)
+    assert again.read_bytes() == before
+
+
+def test_stdlib_zip_with_a_broken_source_fails_clearly(tmp_path: Path) -> None:
+    require_runtime()
+    archive = tmp_path / "python_stdlib.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("broken.py", b"def (:\n")
+    with pytest.raises(CompileError, match=r"(?s)failed.*SyntaxError"):
+        wheel_compile.compile_stdlib(archive, compiler(), tmp_path / "cache")
+    assert not list((tmp_path / "cache").rglob("*.zip")), "nothing cached on failure"

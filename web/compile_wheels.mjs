@@ -9,6 +9,9 @@
 //   sources     __pycache__/<name>.cpython-314.pyc next to each .py (the .py stays);
 //   sourceless  <name>.pyc at the .py's own path (`compileall -b`), so the wheel can
 //               ship without the .py (wheel_compile.py drops the sources).
+//   stdlib      as sourceless, for an unpacked python_stdlib.zip: every .py is compiled
+//               and the code objects name the zip's path on sys.path (/lib/python314.zip),
+//               as when zipimport compiles the source in the page.
 // Exit status 0 only if every file compiled; errors go to stderr. Prints one JSON line:
 // {"failed": [], "magic": hex, "cache_tag": ...}.
 
@@ -16,24 +19,27 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const LAYOUTS = new Set(["sources", "sourceless"]);
+const LAYOUTS = new Set(["sources", "sourceless", "stdlib"]);
 
 const COMPILE = `
 import compileall, importlib.util, json, py_compile, re, site, sys
 
 site_packages = site.getsitepackages()[0]
+stdlib_zip = next(entry for entry in sys.path if entry.endswith(".zip"))
 skip = re.compile(r"[\\\\/][^\\\\/]+\\.(?:dist-info|data)[\\\\/]")
 failed = []
 for mount, layout in MOUNTS:
-    # ddir: the code objects (and tracebacks) name where Pyodide installs the wheel.
-    # With sources the loader fixes co_filename at import time; sourceless it cannot.
+    # ddir: the code objects (and tracebacks) name where Pyodide installs the wheel,
+    # or the stdlib zip. With sources the loader fixes co_filename at import time;
+    # sourceless it cannot.
+    stdlib = layout == "stdlib"
     ok = compileall.compile_dir(
         mount,
-        ddir=site_packages,
-        rx=skip,
+        ddir=stdlib_zip if stdlib else site_packages,
+        rx=None if stdlib else skip,
         quiet=1,
         force=True,
-        legacy=(layout == "sourceless"),
+        legacy=(layout != "sources"),
         workers=1,
         invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
     )
@@ -50,7 +56,7 @@ function parseArgument(argument) {
   const colon = argument.indexOf(":");
   const layout = colon > 0 ? argument.slice(0, colon) : "";
   if (!LAYOUTS.has(layout)) {
-    throw new Error(`expected LAYOUT:DIR with LAYOUT sources or sourceless, got ${argument}`);
+    throw new Error(`expected LAYOUT:DIR, LAYOUT one of ${[...LAYOUTS].join(", ")}: ${argument}`);
   }
   return { layout, dir: argument.slice(colon + 1) };
 }

@@ -5,7 +5,8 @@ loads is copied in: Pyodide from the npm package `pyodide`, PyScript from
 `@pyscript/core` (both pinned in web/package.json + package-lock.json), the
 wheels pinned in web/wheels.toml (downloaded once from PyPI into .cache/), the
 project's own wheel (all precompiled to CPython 3.14 bytecode by Pyodide under
-Node, third-party ones sourceless: wheel_compile.py), a generated
+Node, third-party ones sourceless: wheel_compile.py; Pyodide's python_stdlib.zip is
+served sourceless-precompiled the same way), a generated
 pyodide-lock.json describing exactly those wheels, the shell (web/), the
 conformance fixtures and the demo docs site: index.html as the docs home,
 docs/*.md rendered into that same page template as docs/<name>.html
@@ -36,7 +37,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 # Files of the npm `pyodide` package the browser needs (the rest is Node/TS/docs).
-PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+# The standard library, served precompiled under its own name: Pyodide fetches it by
+# that name and nothing checks its hash (pyodide-lock.json does not list it).
+STDLIB_ZIP = "python_stdlib.zip"
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", STDLIB_ZIP)
 # Shell files that describe the build rather than being served.
 WEB_PRIVATE = {
     "node_modules",
@@ -301,7 +305,10 @@ def copy_runtime(paths: Paths, runtime: dict[str, str]) -> tuple[bool, list[Path
             )
     changed = False
     produced: list[Path] = []
-    pairs = [(pyodide_src / name, paths.runtime / "pyodide" / name) for name in PYODIDE_FILES]
+    pyodide_dir = paths.runtime / "pyodide"
+    pairs = [(pyodide_src / name, pyodide_dir / name) for name in PYODIDE_FILES]
+    stdlib = precompile_stdlib(paths, runtime, pyodide_src / STDLIB_ZIP)
+    pairs = [(stdlib if target.name == STDLIB_ZIP else src, target) for src, target in pairs]
     pyscript_files = sorted(
         p for p in pyscript_src.iterdir() if p.suffix in {".js", ".css"} and p.is_file()
     )
@@ -457,6 +464,23 @@ def precompile_wheels(
         return compile_wheels([*pinned, own], compiler, paths.cache, keep_sources={own})
     except CompileError as error:
         raise BuildError(f"precompiling the page's wheels: {error}") from None
+
+
+def precompile_stdlib(paths: Paths, runtime: dict[str, str], archive: Path) -> Path:
+    """python_stdlib.zip with each module as sourceless bytecode (cached in .cache/).
+
+    zipimport would otherwise compile every imported stdlib module from source on each
+    page load; `.pyc` members are imported as they are.
+    """
+    from .wheel_compile import CompileError, Compiler, compile_stdlib
+
+    if not archive.is_file():
+        raise BuildError(f"missing runtime file: {archive} (run `npm ci` in web/)")
+    compiler = Compiler(paths.web, runtime["pyodide"], runtime["python"])
+    try:
+        return compile_stdlib(archive, compiler, paths.cache)[1]
+    except CompileError as error:
+        raise BuildError(f"precompiling the standard library: {error}") from None
 
 
 # ---------------------------------------------------------------- lock file

@@ -22,6 +22,13 @@ PyPI wheel's (or a with-sources repack's) and no cache can confuse the two. Resu
 cached under .cache/pyc-wheels, keyed by the input wheel's sha256, the layout, the
 Pyodide version and the compiler's own inputs.
 
+The standard library gets the same treatment (`compile_stdlib`): Pyodide imports it
+from python_stdlib.zip with zipimport, which compiles each module's source on every page
+load. The repacked zip has `x.pyc` where each `x.py` was (zipimport imports sourceless
+bytecode from a zip; its code objects name /lib/python314.zip, as compiling in the page
+does); every other member keeps its bytes, and the order is kept. It is cached under
+.cache/pyc-stdlib, keyed like the wheels.
+
 Any failure (no Node, a file that does not compile, a wrong magic number) raises
 `CompileError`: the build never silently ships uncompiled wheels.
 """
@@ -53,6 +60,8 @@ SOURCELESS_BUILD_SUFFIX = "pyc"
 # The argument prefixes web/compile_wheels.mjs understands, one per layout.
 SOURCES = "sources"
 SOURCELESS = "sourceless"
+STDLIB = "stdlib"
+STDLIB_CACHE_FOLDER = "pyc-stdlib"
 # pyc header flags for a hash-based pyc whose source is never checked.
 UNCHECKED_HASH_FLAGS = 0b01
 # Unix mode for members the build adds (and originals that carry none).
@@ -251,6 +260,67 @@ def _check_report(stdout: str, compiler: Compiler) -> bytes:
             "web/node_modules does not match web/wheels.toml (run `npm ci` in web/)"
         )
     return bytes.fromhex(str(report["magic"]))
+
+
+# ---------------------------------------------------------------- standard library
+
+
+def compile_stdlib(archive: Path, compiler: Compiler, cache: Path) -> tuple[bool, Path]:
+    """`archive` (python_stdlib.zip) precompiled, same file name; True if compiled now.
+
+    Cached by the archive's sha256 and the compiler's key (Pyodide version, script);
+    entries no build uses any more are removed.
+    """
+    root = cache / STDLIB_CACHE_FOLDER
+    folder = root / f"{sha256_file(archive)[:24]}-{compiler.key()}"
+    target = folder / archive.name
+    missing = not target.is_file()
+    if missing:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=root, prefix=".work-") as scratch:
+            unpacked = Path(scratch) / "stdlib"
+            _unpack(archive, unpacked)
+            magic = run_node(compiler, [(STDLIB, unpacked)])
+            staged = Path(scratch) / archive.name
+            repack_stdlib(archive, unpacked, staged, magic)
+            folder.mkdir(parents=True, exist_ok=True)
+            staged.replace(target)
+    _prune(root, {folder.name})
+    return missing, target
+
+
+def repack_stdlib(archive: Path, folder: Path, target: Path, magic: bytes) -> None:
+    """Each `x.py` member swapped in place for `x.pyc` from `folder`; the rest unchanged.
+
+    Every member keeps its position, date, mode and compression method, so zipimport
+    sees the same tree with bytecode where the sources were.
+    """
+    with zipfile.ZipFile(archive) as source:
+        infos = source.infolist()
+        names = {info.filename for info in infos}
+        clashes = sorted(i.filename for i in infos if _is_source(i) and i.filename + "c" in names)
+        if clashes:
+            raise CompileError(f"{archive.name}: already holds {clashes[0]}c")
+        with zipfile.ZipFile(target, "w") as out:
+            for info in infos:
+                name, data = info.filename, source.read(info)
+                if _is_source(info):
+                    name += "c"
+                    data = _read_pyc(folder, name, magic, archive.name)
+                out.writestr(_same_entry(info, name), data)
+
+
+def _is_source(info: zipfile.ZipInfo) -> bool:
+    return not info.is_dir() and info.filename.endswith(".py")
+
+
+def _same_entry(original: zipfile.ZipInfo, name: str) -> zipfile.ZipInfo:
+    """A new entry named `name` with the original's date, mode and compression method."""
+    info = zipfile.ZipInfo(name, date_time=original.date_time)
+    info.compress_type = original.compress_type
+    info.create_system = original.create_system
+    info.external_attr = original.external_attr
+    return info
 
 
 # ---------------------------------------------------------------- repack
