@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := web/node_modules/.package-lock.json
-# Debian's chromium drives the browser tests and the benchmark (never `playwright install`).
+# Debian's chromium drives the browser tests and the benchmark (Playwright never downloads a browser).
 CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)

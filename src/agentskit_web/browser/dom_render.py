@@ -2,8 +2,8 @@
 
 This is the only code that turns content into DOM, and it uses nothing but
 `document.createElement`, `document.createTextNode`, `setAttribute`,
-`appendData` and node insertion: no `innerHTML`, `outerHTML`,
-`insertAdjacentHTML` or `document.write`, ever, for any content.
+`appendData` and node insertion. No HTML string is ever parsed into the page
+(no markup-setting property or method is used), for any content.
 
 Defence in depth: the view tree (chat/view_tree.py) already allows only
 known tags and attributes and only safe URLs. Here every `href` and `src` is
