@@ -41,6 +41,8 @@ from pathlib import Path, PurePosixPath
 # that name and nothing checks its hash (pyodide-lock.json does not list it).
 STDLIB_ZIP = "python_stdlib.zip"
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", STDLIB_ZIP)
+# Hosts no served file may name, kept as data beside the shell (and never served).
+CDN_HOSTS_FILE = "cdn-hosts.txt"
 # Shell files that describe the build rather than being served.
 WEB_PRIVATE = {
     "node_modules",
@@ -49,23 +51,8 @@ WEB_PRIVATE = {
     "wheels.toml",
     "README.md",
     "compile_wheels.mjs",
+    CDN_HOSTS_FILE,
 }
-# Hosts that serve code or packages: nothing served may name them.
-CDN_HOSTS = (
-    "cdn.jsdelivr.net",
-    "fastly.jsdelivr.net",
-    "unpkg.com",
-    "cdnjs.cloudflare.com",
-    "esm.sh",
-    "esm.run",
-    "cdn.skypack.dev",
-    "ga.jspm.io",
-    "raw.githubusercontent.com",
-    "micropython.org/pi",
-    "fonts.googleapis.com",
-    "fonts.gstatic.com",
-)
-CDN_PATTERN = re.compile(r"(?:https?:)?//(?:" + "|".join(map(re.escape, CDN_HOSTS)) + r")")
 TEXT_SUFFIXES = {".html", ".js", ".mjs", ".css", ".json", ".toml", ".py", ".txt", ".ndjson"}
 
 
@@ -703,14 +690,22 @@ def copy_fixtures(paths: Paths) -> tuple[bool, list[Path]]:
     return changed, produced
 
 
-def scan_for_cdn(dist: Path) -> list[str]:
+def cdn_pattern(web: Path) -> re.Pattern[str]:
+    """A pattern matching a URL (or protocol-relative URL) on any host of web/cdn-hosts.txt."""
+    lines = (web / CDN_HOSTS_FILE).read_text(encoding="utf-8").splitlines()
+    hosts = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    return re.compile(r"(?:https?:)?//(?:" + "|".join(map(re.escape, hosts)) + r")")
+
+
+def scan_for_cdn(dist: Path, web: Path | None = None) -> list[str]:
     """`file: host` for every served text file that names a CDN host."""
+    pattern = cdn_pattern(web or find_root() / "web")
     hits: list[str] = []
     for path in sorted(dist.rglob("*")):
         if not path.is_file() or path.suffix not in TEXT_SUFFIXES:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        for match in sorted(set(CDN_PATTERN.findall(text))):
+        for match in sorted(set(pattern.findall(text))):
             hits.append(f"{path.relative_to(dist).as_posix()}: {match}")
     return hits
 
