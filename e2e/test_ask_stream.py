@@ -32,7 +32,7 @@ from playwright.sync_api import Browser, Page
 from agentskit_web.chat.ask_adapter import TIMEOUT_MESSAGE
 from agentskit_web.chat.ask_body import BYTE_LIMIT_MESSAGE, RECORD_LIMIT_MESSAGE
 from agentskit_web.protocol.limits import ASK_LINE_MAX_BYTES, ASSISTANT_CONTENT_MAX_RECORDS
-from agentskit_web.server.static_site import LOOPBACK, SiteHandler
+from agentskit_web.server.static_site import LOOPBACK, BackgroundServer, SiteHandler
 from e2e_support import BOOT_TIMEOUT_MS, Watch, save_artifact
 
 HARNESS_PATH = "/__e2e__/ask-harness.html"
@@ -254,22 +254,20 @@ class AskSite:
     def __init__(self, root: Path) -> None:
         self.observed: dict[str, Observed] = {name: Observed() for name in SCENARIOS}
         handler = functools.partial(_AskHandler, directory=str(root))
-        self._server = _Server((LOOPBACK, 0), handler)
-        self._server.site = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        server = _Server((LOOPBACK, 0), handler)
+        server.site = self
+        self._background = BackgroundServer(server)
 
     @property
     def url(self) -> str:
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
+        return self._background.url
 
     def __enter__(self) -> AskSite:
-        self._thread.start()
+        self._background.start()
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._background.stop()
 
 
 class _Server(http.server.ThreadingHTTPServer):

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentskit_web.server.static_site import LOOPBACK, SiteHandler
+from agentskit_web.server.static_site import LOOPBACK, BackgroundServer, SiteHandler
 
 ASK_PATH = "/api/ask"
 
@@ -92,14 +92,14 @@ class WidgetSite:
 
     def __post_init__(self) -> None:
         handler = functools.partial(_Handler, directory=str(self.root))
-        self._server = _Server((LOOPBACK, 0), handler)
-        self._server.site = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        server = _Server((LOOPBACK, 0), handler)
+        server.site = self
+        self._background = BackgroundServer(server)
         self.lock = threading.Lock()
 
     @property
     def url(self) -> str:
-        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
+        return self._background.url
 
     def script_for(self, body: Any) -> list[Step]:
         question = ""
@@ -121,13 +121,11 @@ class WidgetSite:
         return asked
 
     def __enter__(self) -> WidgetSite:
-        self._thread.start()
+        self._background.start()
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        self._background.stop()
 
 
 class _Server(http.server.ThreadingHTTPServer):

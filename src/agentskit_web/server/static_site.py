@@ -15,7 +15,7 @@ import sys
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 LOOPBACK = "127.0.0.1"
 
@@ -75,17 +75,12 @@ class _Server(http.server.ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class StaticSite:
-    """`with StaticSite(dist) as site: site.url` — serve in a background thread."""
+class BackgroundServer:
+    """An http.server running in a daemon thread: `start`/`stop` or `with`, and its `url`."""
 
-    def __init__(
-        self, root: Path, port: int = 0, host: str = LOOPBACK, verbose: bool = False
-    ) -> None:
-        if not (root / "index.html").is_file():
-            raise FileNotFoundError(f"{root} has no index.html: run `agentskit-web build`")
-        handler = functools.partial(_handler_class(verbose), directory=str(root))
-        self.root = root
-        self._server = _Server((host, port), handler)
+    def __init__(self, server: http.server.HTTPServer, name: str = "site") -> None:
+        self._server = server
+        self._name = name
         self._thread: threading.Thread | None = None
 
     @property
@@ -96,9 +91,9 @@ class StaticSite:
     def url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
 
-    def start(self) -> StaticSite:
+    def start(self) -> Self:
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="static-site", daemon=True
+            target=self._server.serve_forever, name=self._name, daemon=True
         )
         self._thread.start()
         return self
@@ -109,7 +104,7 @@ class StaticSite:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> StaticSite:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(
@@ -119,6 +114,19 @@ class StaticSite:
         trace: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class StaticSite(BackgroundServer):
+    """`with StaticSite(dist) as site: site.url` — serve in a background thread."""
+
+    def __init__(
+        self, root: Path, port: int = 0, host: str = LOOPBACK, verbose: bool = False
+    ) -> None:
+        if not (root / "index.html").is_file():
+            raise FileNotFoundError(f"{root} has no index.html: run `agentskit-web build`")
+        handler = functools.partial(_handler_class(verbose), directory=str(root))
+        self.root = root
+        super().__init__(_Server((host, port), handler), name="static-site")
 
 
 def _handler_class(verbose: bool) -> type[SiteHandler]:
