@@ -72,24 +72,3 @@ def test_star_import_and_lazy_package_import() -> None:
         "assert decode_turn_event('{').diagnostic.code == 'PROTOCOL_INVALID_PAYLOAD'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_standard_catalog_has_the_twelve_keys() -> None:
-    from agentskit_web.chat import STANDARD_COMPONENTS
-
-    assert sorted(STANDARD_COMPONENTS) == sorted(
-        [
-            "button-group",
-            "choice-list",
-            "form",
-            "confirmation",
-            "progress",
-            "source-list",
-            "link-card",
-            "error-notice",
-            "tool-call",
-            "approval-request",
-            "table",
-            "file-attachment",
-        ]
-    )
