@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from agentskit_web.bench import chromium_launch_options
-from agentskit_web.server.static_site import StaticSite
-from agentskit_web.site_build import build
+from agentskit_web.bench.harness import chromium_launch_options
+from agentskit_web.build.site import build
+from agentskit_web.server.static import StaticSite
 from e2e_support import ROOT, Watch
 
 

@@ -29,10 +29,10 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Page
 
-from agentskit_web.chat.ask_adapter import TIMEOUT_MESSAGE
-from agentskit_web.chat.ask_body import BYTE_LIMIT_MESSAGE, RECORD_LIMIT_MESSAGE
+from agentskit_web.chat.ask.adapter import TIMEOUT_MESSAGE
+from agentskit_web.chat.ask.body import BYTE_LIMIT_MESSAGE, RECORD_LIMIT_MESSAGE
 from agentskit_web.protocol.limits import ASK_LINE_MAX_BYTES, ASSISTANT_CONTENT_MAX_RECORDS
-from agentskit_web.server.static_site import LOOPBACK, BackgroundServer, SiteHandler
+from agentskit_web.server.static import LOOPBACK, BackgroundServer, SiteHandler
 from e2e_support import BOOT_TIMEOUT_MS, Watch, save_artifact
 
 HARNESS_PATH = "/__e2e__/ask-harness.html"
@@ -41,7 +41,7 @@ BYTE_PAUSE = 0.004  # seconds between scripted writes that must reach the page s
 
 HARNESS_PY = r"""
 import json
-from agentskit_web.browser.fetch_transport import FetchTransport
+from agentskit_web.transports.fetch_transport import FetchTransport
 from agentskit_web.chat import create_ask_adapter
 from agentskit_web.protocol import decode_assistant_content
 
@@ -96,7 +96,7 @@ async def ak_ask(scenario, timeout=30.0, stop_after=0, corpus=None, count_reads=
 
 
 def ak_bench():
-    from agentskit_web.chat.ask_bench import run_ask_bench
+    from agentskit_web.bench.page.ask_stream import run_ask_bench
     return json.dumps(run_ask_bench())
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from agentskit_web.server.static_site import StaticSite
+from agentskit_web.server.static import StaticSite
 from e2e_support import BOOT_TIMEOUT_MS, Watch
 
 KEY = "ask:conversation"
@@ -30,7 +30,7 @@ import json
 import js
 from agentskit_web.browser.web_storage import open_web_storage, watch_other_tabs
 from agentskit_web.chat import ChatMemoryError, create_ask_session_memory, project_ask_messages
-from agentskit_web.chat.storage_sync import decide_storage_sync
+from agentskit_web.chat.memory.sync import decide_storage_sync
 
 KEY = "ask:conversation"
 LEGACY_KEYS = ["docs-ask:history", "ask-widget:messages"]

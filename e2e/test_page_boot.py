@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, Route
 
-from agentskit_web.server.static_site import StaticSite
-from agentskit_web.site_build import scan_for_cdn
+from agentskit_web.build.site import scan_for_cdn
+from agentskit_web.server.static import StaticSite
 from e2e_support import Watch, wait_for_state, widget_state
 
 

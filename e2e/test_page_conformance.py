@@ -16,7 +16,7 @@ from typing import Any
 from playwright.sync_api import Page
 
 from agentskit_web.browser.bootstrap import run_corpus
-from agentskit_web.server.static_site import StaticSite
+from agentskit_web.server.static import StaticSite
 from e2e_support import BOOT_TIMEOUT_MS, save_artifact, wait_for_state
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from agentskit_web import site_build, wheel_compile
-from agentskit_web.bench import BOOT_TIMEOUT_MS
-from agentskit_web.server.static_site import StaticSite
+from agentskit_web.bench.harness import BOOT_TIMEOUT_MS
+from agentskit_web.build import bytecode as wheel_compile
+from agentskit_web.build import site as site_build
+from agentskit_web.server.static import StaticSite
 from e2e_support import ROOT
 
 

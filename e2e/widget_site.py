@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentskit_web.server.static_site import LOOPBACK, BackgroundServer, SiteHandler
+from agentskit_web.server.static import LOOPBACK, BackgroundServer, SiteHandler
 
 ASK_PATH = "/api/ask"
 

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentskit_web.bench.page.ask_stream import recorded_long_stream, run_ask_bench
 from agentskit_web.chat import create_ask_adapter
-from agentskit_web.chat.ask_adapter import (
+from agentskit_web.chat.ask.adapter import (
     INTERRUPTED_MESSAGE,
     NETWORK_MESSAGE,
     REUSED_MESSAGE,
@@ -25,8 +26,7 @@ from agentskit_web.chat.ask_adapter import (
     build_ask_request,
     endpoint_with_params,
 )
-from agentskit_web.chat.ask_bench import recorded_long_stream, run_ask_bench
-from agentskit_web.chat.ask_body import (
+from agentskit_web.chat.ask.body import (
     BYTE_LIMIT_MESSAGE,
     RECORD_LIMIT_MESSAGE,
     AskBodyReader,

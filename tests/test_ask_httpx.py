@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from agentskit_web.ask_cli import main as ask_main
-from agentskit_web.ask_cli import terminal_safe
 from agentskit_web.chat import create_ask_adapter
-from agentskit_web.chat.ask_adapter import NETWORK_MESSAGE, TIMEOUT_MESSAGE
-from agentskit_web.chat.httpx_transport import HttpxTransport
+from agentskit_web.chat.ask.adapter import NETWORK_MESSAGE, TIMEOUT_MESSAGE
+from agentskit_web.cli.ask import main as ask_main
+from agentskit_web.cli.ask import terminal_safe
 from agentskit_web.protocol import decode_assistant_content
+from agentskit_web.transports.httpx_transport import HttpxTransport
 
 Step = bytes | float
 

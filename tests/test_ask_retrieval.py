@@ -6,19 +6,17 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from _ask_helpers import write_docs
+from agentskit_web.docs_text import HeadingSlugger, page_path_for, slugify
 from agentskit_web.server.retrieval import (
     CHUNK_MAX_CHARS,
     QUERY_MAX_TERMS,
     DocsIndex,
-    HeadingSlugger,
     RetrievalError,
     SqliteRetriever,
     build_match_query,
     chunk_page,
-    page_path_for,
     parse_html,
     parse_markdown,
-    slugify,
 )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from _ask_helpers import site, write_docs
-from agentskit_web.server.ask_bench import AskBenchResult, format_table, run_ask_bench
+from agentskit_web.bench.backend import AskBenchResult, format_table, run_ask_bench
 from agentskit_web.server.ask_serve import (
     AskServeConfig,
     StartupError,

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from agentskit_web.site_build import CDN_HOSTS_FILE, WEB_PRIVATE, find_root, scan_for_cdn
+from agentskit_web.build.site import CDN_HOSTS_FILE, WEB_PRIVATE, find_root, scan_for_cdn
 
 WEB = find_root() / "web"
 HOSTS = [

@@ -20,7 +20,7 @@ from agentskit_web.chat import (
     resolve_component_frame,
     validate_component_event,
 )
-from agentskit_web.chat import standard_catalog as std
+from agentskit_web.chat.components import standard as std
 from agentskit_web.protocol.diagnostics import ProtocolError
 from agentskit_web.protocol.limits import (
     BUTTON_GROUP_MAX_BUTTONS,

@@ -9,16 +9,16 @@ from agentskit_web.chat import (
     define_component_manifest,
     validate_component_event,
 )
-from agentskit_web.chat.component_catalog import ComponentDefinition
-from agentskit_web.chat.component_view import (
+from agentskit_web.chat.components.catalog import ComponentDefinition
+from agentskit_web.chat.components.standard import LinkCardProps
+from agentskit_web.chat.view.component_view import (
     COMPONENT_EVENT,
     COMPONENT_SUBMIT,
     NO_EVENT_VALUE,
     build_component_event,
     component_view,
 )
-from agentskit_web.chat.standard_catalog import LinkCardProps
-from agentskit_web.chat.view_tree import Node, links_of, text_of, walk
+from agentskit_web.chat.view.tree import Node, links_of, text_of, walk
 
 PROPS: dict[str, dict[str, Any]] = {
     "button-group": {

@@ -15,7 +15,6 @@ from agentskit_web.chat import (
     create_ask_session_memory,
     define_chat,
 )
-from agentskit_web.chat.chat_message import ChatMessage, message_parts, message_plain_text
 from agentskit_web.chat.conversation import (
     LOAD_FAILED_NOTICE,
     OFFLINE_MESSAGE,
@@ -30,6 +29,7 @@ from agentskit_web.chat.conversation import (
     StatusChanged,
     Updated,
 )
+from agentskit_web.chat.message import ChatMessage, message_parts, message_plain_text
 from agentskit_web.protocol import decode_assistant_content
 from agentskit_web.protocol.knowledge import compute_knowledge_hash
 

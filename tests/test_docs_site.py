@@ -7,8 +7,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from agentskit_web.docs_site import (
-    DOCS_EXCLUDE,
+from agentskit_web.build.docs_pages import (
     DocPage,
     SiteError,
     Template,
@@ -19,7 +18,8 @@ from agentskit_web.docs_site import (
     render_markdown,
     render_site,
 )
-from agentskit_web.server.retrieval import HeadingSlugger, load_docs, page_path_for, parse_markdown
+from agentskit_web.docs_text import DOCS_EXCLUDE, HeadingSlugger, page_path_for
+from agentskit_web.server.retrieval import load_docs, parse_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -20,7 +20,7 @@ from agentskit_web.chat import (
     define_chat,
 )
 from agentskit_web.chat.conversation import Conversation
-from agentskit_web.chat.view_tree import element
+from agentskit_web.chat.view.tree import element
 from fake_dom import FakeDocument, FakeElement, FakeText, make_url
 
 PAGE = "http://127.0.0.1:8000/docs/page.html"

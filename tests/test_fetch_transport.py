@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentskit_web.browser.fetch_transport import FetchResponse, FetchTransport
 from agentskit_web.chat import create_ask_adapter
+from agentskit_web.transports.fetch_transport import FetchResponse, FetchTransport
 
 
 class Controller:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentskit_web import site_build
-from agentskit_web.knowledge_build import FaqError, compile_faq, generated_at
+from agentskit_web.build import site as site_build
+from agentskit_web.build.knowledge import FaqError, compile_faq, generated_at
 from agentskit_web.protocol.knowledge import (
     DETERMINISTIC_HASH_MISMATCH,
     answer_locally,

@@ -13,14 +13,18 @@ from typing import Any
 
 import pytest
 
-from agentskit_web.chat.legacy_migration import (
+from agentskit_web.chat.memory.legacy import (
     create_ask_session_memory,
     legacy_content,
     migrate_legacy_messages,
     run_load_case,
 )
-from agentskit_web.chat.storage import MemoryStorage, StorageSecurityError, storage_entry_bytes
-from agentskit_web.chat.web_storage_memory import MEMORY_SAVE_FAILED, ChatMemoryError
+from agentskit_web.chat.memory.storage import (
+    MemoryStorage,
+    StorageSecurityError,
+    storage_entry_bytes,
+)
+from agentskit_web.chat.memory.web_storage import MEMORY_SAVE_FAILED, ChatMemoryError
 from agentskit_web.protocol.conformance import SUBJECTS
 from agentskit_web.protocol.content import ASSISTANT_CONTENT_PREFIX, decode_assistant_content
 from agentskit_web.protocol.limits import (

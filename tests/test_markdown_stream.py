@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentskit_web.chat.markdown_stream import MarkdownBlockSplitter, split_markdown_blocks
+from agentskit_web.chat.view.markdown_stream import MarkdownBlockSplitter, split_markdown_blocks
 
 DOC = (
     "Intro para\nline two\n\n"

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentskit_web.chat.markdown_tree import IMAGE_PLACEHOLDER, code_block, markdown_to_tree
-from agentskit_web.chat.view_tree import (
+from agentskit_web.chat.view.markdown_tree import IMAGE_PLACEHOLDER, code_block, markdown_to_tree
+from agentskit_web.chat.view.tree import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
     Node,

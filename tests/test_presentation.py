@@ -12,7 +12,7 @@ from agentskit_web.chat import (
     present_chat_message,
     semantic_fallback,
 )
-from agentskit_web.chat.presentation import (
+from agentskit_web.chat.view.presentation import (
     GENERIC_FALLBACK,
     component_fallback_text,
     is_component_frame_candidate,

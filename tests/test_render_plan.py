@@ -2,14 +2,14 @@
 
 from typing import Any
 
-from agentskit_web.chat.render_plan import (
+from agentskit_web.chat.view.render_plan import (
     BlocksReady,
     MessageRenderPlan,
     NodeReady,
     TailAppend,
     render_whole,
 )
-from agentskit_web.chat.view_tree import Node, element, links_of, text_of
+from agentskit_web.chat.view.tree import Node, element, links_of, text_of
 
 FRAME = {
     "protocol": "agentskit.chat.component",

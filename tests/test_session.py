@@ -17,7 +17,7 @@ from agentskit_web.protocol.limits import (
     SESSION_MAX_DECISIONS,
     SESSION_STATE_MAX_CHARS,
 )
-from agentskit_web.protocol.session import InMemorySessionStore, SessionStore
+from agentskit_web.server.session_store import InMemorySessionStore, SessionStore
 
 BASE: dict[str, Any] = {
     "protocol": "agentskit.chat.session",

@@ -10,7 +10,7 @@ from agentskit_web.browser.web_storage import (
     open_web_storage,
     storage_error_from,
 )
-from agentskit_web.chat.storage import (
+from agentskit_web.chat.memory.storage import (
     FALLBACK_MESSAGE,
     MemoryStorage,
     ResilientStorage,

@@ -1,6 +1,6 @@
 """The `protocol` bench section measures real work and prints every figure it promises."""
 
-from agentskit_web.stream_bench import format_protocol, run_protocol_bench
+from agentskit_web.bench.stream import format_protocol, run_protocol_bench
 
 
 def test_protocol_bench_measures_the_three_paths_against_a_peer() -> None:

@@ -31,16 +31,9 @@ from agentskit_web.protocol.limits import (
 from agentskit_web.protocol.memory_record import MemoryMessage, new_message
 from agentskit_web.protocol.text_metrics import js_is_blank
 from agentskit_web.protocol.turn import (
-    CHAT_TURN_FAILED,
     PROTOCOL_INVALID_PAYLOAD,
     PROTOCOL_UNKNOWN_EVENT,
     PROTOCOL_UNSUPPORTED_VERSION,
-    REQUEST_INVALID_EVENT,
-    SESSION_BUSY,
-    SESSION_CONFLICT,
-    TURN_ERROR_HEADERS,
-    TURN_SERVER_ERRORS,
-    TURN_STREAM_HEADERS,
     DerivedLineage,
     DiagnosticTurnEvent,
     SnapshotTurnEvent,
@@ -48,6 +41,15 @@ from agentskit_web.protocol.turn import (
     SubmitTurnEvent,
     TokenUsage,
     TurnDiagnostic,
+)
+from agentskit_web.server.turn_errors import (
+    CHAT_TURN_FAILED,
+    REQUEST_INVALID_EVENT,
+    SESSION_BUSY,
+    SESSION_CONFLICT,
+    TURN_ERROR_HEADERS,
+    TURN_SERVER_ERRORS,
+    TURN_STREAM_HEADERS,
     snapshot_status,
 )
 from conftest import load_fixture

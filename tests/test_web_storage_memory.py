@@ -14,15 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentskit_web.chat.storage import (
+from agentskit_web.chat.memory.storage import (
     MemoryStorage,
     Storage,
     StorageQuotaExceeded,
     StorageSecurityError,
     storage_entry_bytes,
 )
-from agentskit_web.chat.storage_sync import decide_storage_sync
-from agentskit_web.chat.web_storage_memory import (
+from agentskit_web.chat.memory.sync import decide_storage_sync
+from agentskit_web.chat.memory.web_storage import (
     MEMORY_CLEAR_FAILED,
     MEMORY_SAVE_FAILED,
     RECORD_INVALID_MESSAGE,

@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 import pytest
 
-from agentskit_web import wheel_compile
-from agentskit_web.wheel_compile import CompileError, Compiler, compile_wheels
+from agentskit_web.build import bytecode as wheel_compile
+from agentskit_web.build.bytecode import CompileError, Compiler, compile_wheels
 
 ROOT = Path(__file__).resolve().parents[1]
 WEB = ROOT / "web"

@@ -22,7 +22,6 @@ Message chrome (labels, buttons) is built with `createElement` and
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..chat.chat_message import ChatMessage
 from ..chat.conversation import (
     Appended,
     ConversationEvent,
@@ -33,6 +32,7 @@ from ..chat.conversation import (
     StatusChanged,
     Updated,
 )
+from ..chat.message import ChatMessage
 from .dom_render import DomBuilder, MessageBody, render_message_body
 from .js_values import present
 

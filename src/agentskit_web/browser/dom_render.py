@@ -25,9 +25,9 @@ CPython against a stand-in DOM in the unit tests.
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from ..chat.chat_message import ChatMessage, message_parts
-from ..chat.render_plan import BlocksReady, MessageRenderPlan, NodeReady, RenderOp, TailAppend
-from ..chat.view_tree import Child, Node, walk
+from ..chat.message import ChatMessage, message_parts
+from ..chat.view.render_plan import BlocksReady, MessageRenderPlan, NodeReady, RenderOp, TailAppend
+from ..chat.view.tree import Child, Node, walk
 
 TAIL_NODE_MAX_CHARS: Final = 4_096
 LINK_TARGET: Final = "_blank"

@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
-from ..chat.storage import (
+from ..chat.memory.storage import (
     FallbackNotice,
     ResilientStorage,
     StorageError,

@@ -38,19 +38,19 @@ import contextlib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final
 
-from ..chat.ask_adapter import create_ask_adapter
-from ..chat.component_catalog import validate_component_event
-from ..chat.component_view import (
+from ..chat.ask.adapter import create_ask_adapter
+from ..chat.components.catalog import validate_component_event
+from ..chat.conversation import Conversation, ConversationEvent, StatusChanged
+from ..chat.definition import ChatDefinition, define_chat
+from ..chat.local_answers import LOCAL_CHOICES_INSTANCE
+from ..chat.memory.legacy import create_ask_session_memory
+from ..chat.memory.sync import decide_storage_sync
+from ..chat.view.component_view import (
     COMPONENT_EVENT,
     COMPONENT_SUBMIT,
     NO_EVENT_VALUE,
     build_component_event,
 )
-from ..chat.conversation import Conversation, ConversationEvent, StatusChanged
-from ..chat.definition import ChatDefinition, define_chat
-from ..chat.legacy_migration import create_ask_session_memory
-from ..chat.local_answers import LOCAL_CHOICES_INSTANCE
-from ..chat.storage_sync import decide_storage_sync
 from ..chat.widget_config import WidgetConfig, config_from_attributes, parse_suggestions
 from .conversation_view import UI_TEXT, ConversationView
 from .dom_render import DomBuilder, UrlPolicy
@@ -687,7 +687,7 @@ def _warm_up_when_idle(page: Any) -> None:
     """Import the markdown parser once the page is idle, so the first answer never waits on it."""
     from pyodide.ffi import create_once_callable
 
-    from ..chat.markdown_tree import markdown_parser
+    from ..chat.view.markdown_tree import markdown_parser
 
     def warm(_deadline: Any = None) -> None:
         with contextlib.suppress(Exception):  # a warm-up failure only costs the first render

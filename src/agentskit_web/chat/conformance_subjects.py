@@ -6,10 +6,10 @@ conformance run in Pyodide.
 """
 
 from ..protocol.conformance import register_subject
-from .ask_projection import conformance_subject as project_ask_event_subject
-from .component_conformance import resolve_subject
-from .legacy_migration import run_load_case
-from .render_conformance import render_case
+from .ask.projection import conformance_subject as project_ask_event_subject
+from .components.conformance import resolve_subject
+from .memory.legacy import run_load_case
+from .view.conformance import render_case
 
 register_subject("project_ask_event", project_ask_event_subject)
 register_subject("resolve_component_frame", resolve_subject)

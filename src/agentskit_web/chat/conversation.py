@@ -36,9 +36,9 @@ from ..protocol.content import AssistantContentReader
 from ..protocol.dates import format_memory_datetime
 from ..protocol.identifiers import make_safe_id
 from ..protocol.text_metrics import js_is_blank, js_slice
-from .ask_adapter import NETWORK_MESSAGE
-from .chat_message import ChatMessage, Feedback, message_parts, message_plain_text
+from .ask.adapter import NETWORK_MESSAGE
 from .definition import ChatDefinition
+from .message import ChatMessage, Feedback, message_parts, message_plain_text
 
 Status = Literal["idle", "loading", "streaming", "error"]
 

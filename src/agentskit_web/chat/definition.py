@@ -13,7 +13,7 @@ from typing import Any, Final
 from ..protocol.diagnostics import ProtocolError
 from ..protocol.identifiers import is_safe_id
 from ..protocol.limits import JS_MAX_SAFE_INTEGER
-from .component_catalog import (
+from .components.catalog import (
     STANDARD_MANIFEST,
     ComponentDefinition,
     ComponentManifest,

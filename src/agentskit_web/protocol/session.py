@@ -15,14 +15,13 @@ requests from silently overwriting each other.
 """
 
 import copy
-import threading
-from typing import Annotated, Any, Final, Literal, Protocol
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 
 from .component import is_bounded_json
 from .dates import IsoDateTime
-from .diagnostics import DecodeResult, Diagnostic, ProtocolError
+from .diagnostics import DecodeResult, Diagnostic
 from .identifiers import SafeId, js_chars
 from .json_structure import StructureLimits, check_structure
 from .limits import (
@@ -47,7 +46,9 @@ SESSION_INVALID_SNAPSHOT: Final = "SESSION_INVALID_SNAPSHOT"
 SESSION_UNSUPPORTED_VERSION: Final = "SESSION_UNSUPPORTED_VERSION"
 
 _NOT_JSON: Final = Diagnostic(SESSION_INVALID_SNAPSHOT, "Session snapshot is not valid JSON.")
-_INVALID: Final = Diagnostic(SESSION_INVALID_SNAPSHOT, "Session snapshot payload is invalid.")
+SESSION_PAYLOAD_INVALID: Final = Diagnostic(
+    SESSION_INVALID_SNAPSHOT, "Session snapshot payload is invalid."
+)
 _UNSUPPORTED: Final = Diagnostic(
     SESSION_UNSUPPORTED_VERSION, "Session snapshot uses an unsupported version."
 )
@@ -203,12 +204,16 @@ def _decode(data: Any) -> DecodeResult:
     if candidate is JSON_INVALID:
         return DecodeResult.failure(_NOT_JSON)
     if type(candidate) is not dict or not check_structure(candidate, _STRUCTURE):
-        return DecodeResult.failure(_INVALID)
+        return DecodeResult.failure(SESSION_PAYLOAD_INVALID)
     version = candidate.get("version")
     if _is_number(version) and version not in (SESSION_LEGACY_VERSION, SESSION_PROTOCOL_VERSION):
         return DecodeResult.failure(_UNSUPPORTED)
     snapshot = _validate(candidate) or _migrate_v0(candidate)
-    return DecodeResult.failure(_INVALID) if snapshot is None else DecodeResult.success(snapshot)
+    return (
+        DecodeResult.failure(SESSION_PAYLOAD_INVALID)
+        if snapshot is None
+        else DecodeResult.success(snapshot)
+    )
 
 
 def decode_session_snapshot(data: Any) -> DecodeResult:
@@ -222,75 +227,4 @@ def decode_session_snapshot(data: Any) -> DecodeResult:
     try:
         return _decode(data)
     except Exception:  # a decoder never raises; hostile objects may
-        return DecodeResult.failure(_INVALID)
-
-
-class SessionStore(Protocol):
-    """Storage port for session snapshots, keyed by `sessionId`.
-
-    `save` must be an atomic compare-and-set on `cursor`: it stores the
-    snapshot only when the stored snapshot's cursor equals `expected_cursor`
-    (or, with `expected_cursor=None`, only when nothing is stored yet) and
-    returns False on conflict, leaving the stored value unchanged.
-    """
-
-    def load(self, session_id: str) -> SessionSnapshot | None: ...
-
-    def save(self, snapshot: SessionSnapshot, expected_cursor: int | None) -> bool: ...
-
-
-def _valid_snapshot(snapshot: Any) -> SessionSnapshot:
-    """The host's snapshot as a model; an invalid one is a host error (ProtocolError)."""
-    result = decode_session_snapshot(snapshot)
-    if not result.ok:
-        raise ProtocolError(SESSION_INVALID_SNAPSHOT, _INVALID.message)
-    value: SessionSnapshot = result.snapshot
-    return value
-
-
-def _valid_expected(expected_cursor: Any) -> int | None:
-    if expected_cursor is None or (type(expected_cursor) is int and expected_cursor >= 0):
-        return expected_cursor
-    raise ValueError("expected_cursor must be None or an int >= 0")
-
-
-class InMemorySessionStore:
-    """A process-local `SessionStore` (tests, tools, single-process servers).
-
-    One lock makes each save's read-compare-write atomic. Snapshots are
-    immutable models, so handing them out shares nothing mutable.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._snapshots: dict[str, SessionSnapshot] = {}
-
-    def load(self, session_id: str) -> SessionSnapshot | None:
-        with self._lock:
-            return self._snapshots.get(session_id)
-
-    def save(self, snapshot: SessionSnapshot | dict[str, Any], expected_cursor: int | None) -> bool:
-        """Store `snapshot` if the stored cursor still equals `expected_cursor`.
-
-        `expected_cursor=None` means create-only. Raises ProtocolError for an
-        invalid snapshot and ValueError for a malformed expected cursor.
-        """
-        value = _valid_snapshot(snapshot)
-        expected = _valid_expected(expected_cursor)
-        with self._lock:
-            current = self._snapshots.get(value.session_id)
-            if not _matches(current, expected):
-                return False
-            self._snapshots[value.session_id] = value
-            return True
-
-    def delete(self, session_id: str) -> None:
-        """Forget a session (e.g. "new conversation")."""
-        with self._lock:
-            self._snapshots.pop(session_id, None)
-
-
-def _matches(current: SessionSnapshot | None, expected: int | None) -> bool:
-    if expected is None:
-        return current is None
-    return current is not None and current.cursor == expected
+        return DecodeResult.failure(SESSION_PAYLOAD_INVALID)

@@ -36,6 +36,7 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from ..docs_text import page_path_for
 from ..protocol import SiteConfig, parse_ask_request, parse_site_config
 from ..protocol.limits import ASK_REQUEST_MAX_BODY_BYTES, ASK_TEXT_DELTA_MAX_CHARS
 from ..protocol.text_metrics import js_is_blank, js_length, js_slice
@@ -51,7 +52,7 @@ from .persistence import (
     SessionStore,
 )
 from .rate_limit import TokenBucketLimiter
-from .retrieval import DocsIndex, Passage, Retriever, SqliteRetriever, page_path_for
+from .retrieval import DocsIndex, Passage, Retriever, SqliteRetriever
 
 SITE_PROTOCOL: Final = "agentskit.chat.backend-site"
 NDJSON_CONTENT_TYPE: Final = "application/x-ndjson; charset=utf-8"

@@ -32,10 +32,10 @@ from starlette.routing import Mount
 from starlette.staticfiles import NotModifiedResponse, StaticFiles
 from starlette.types import Scope
 
-from ..docs_site import DOCS_EXCLUDE
+from ..docs_text import DOCS_EXCLUDE
 from .ask_app import DEFAULT_PATH, ask_route
 from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, bind_socket, build_app
-from .static_site import LOOPBACK, MIME_TYPES
+from .static import LOOPBACK, MIME_TYPES
 
 DEMO_PORT: Final = 8000
 SHUTDOWN_GRACE_SECONDS: Final = 3

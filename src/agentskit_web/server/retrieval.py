@@ -9,22 +9,14 @@ title, heading text and anchor, so a cited source links to the exact section.
 A section longer than `CHUNK_MAX_CHARS` is split on paragraph boundaries into
 several chunks that share its anchor.
 
-URL rule (`page_path_for`): `docs/<name>.md` and `docs/<name>.html` are cited
-as `/docs/<name>.html` (sub-folders are kept: `docs/a/b.md` -> `/docs/a/b.html`).
-
-Anchor rule (`slugify`, `HeadingSlugger`), the GitHub rule most docs sites use:
-lower-case the heading's text; keep Unicode letters, digits, combining marks,
-`-` and `_`; each space becomes `-`; drop every other character; a slug seen
-before on the same page gets `-1`, `-2`, ... appended. A page's top-level
-heading (`h1`) section has no anchor: it is cited as the page itself. HTML
-headings that carry an `id` attribute keep that id.
+URL and anchor rules (where a cited source points) live in docs_text.py, shared
+with the site build so a citation lands on the heading the build published.
 """
 
 import fnmatch
 import re
 import sqlite3
 import threading
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -32,9 +24,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final, Protocol
 
 import anyio.to_thread
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text, page_path_for
 from ..protocol.limits import SOURCE_TITLE_MAX_CHARS
 
 CHUNK_MAX_CHARS: Final = 2_000
@@ -147,46 +139,6 @@ class Retriever(Protocol):
     async def retrieve(self, question: str, limit: int) -> Sequence[Passage]: ...
 
 
-# --------------------------------------------------------------------------- slugs
-
-
-def slugify(text: str) -> str:
-    """The GitHub heading-anchor rule (see module docstring); may return ''."""
-    out: list[str] = []
-    for char in text.strip().lower():
-        if char == " ":
-            out.append("-")
-        elif char in "-_" or unicodedata.category(char)[0] in "LNM":
-            out.append(char)
-    return "".join(out)
-
-
-class HeadingSlugger:
-    """Unique anchors for the headings of one page, in document order."""
-
-    def __init__(self) -> None:
-        self._seen: set[str] = set()
-
-    def reserve(self, slug: str) -> None:
-        """Mark an explicit id (e.g. an HTML `id`) as used."""
-        self._seen.add(slug)
-
-    def slug(self, text: str) -> str:
-        base = slugify(text)
-        candidate, counter = base, 0
-        while candidate in self._seen:
-            counter += 1
-            candidate = f"{base}-{counter}"
-        self._seen.add(candidate)
-        return candidate
-
-
-def page_path_for(relative: str | PurePosixPath) -> str:
-    """The site path a docs file is published at: `guide/x.md` -> `/docs/guide/x.html`."""
-    posix = PurePosixPath(relative)
-    return "/docs/" + str(posix.with_suffix(".html"))
-
-
 # --------------------------------------------------------------------------- parsing
 
 
@@ -220,19 +172,9 @@ def _inline_text(token: Token) -> str:
     return "".join(pieces).strip()
 
 
-def _heading_plain(token: Token) -> str:
-    """Heading text for slugs and titles: inline code without backticks, as GitHub does."""
-    return "".join(
-        c.content for c in token.children or [] if c.type in ("text", "code_inline", "image")
-    ).strip()
-
-
-_MARKDOWN: Final = MarkdownIt("commonmark", {"html": False}).enable("table")
-
-
 def parse_markdown(text: str, fallback_title: str) -> _Page:
     """Split a Markdown page into heading sections with their plain text."""
-    tokens = _MARKDOWN.parse(text)
+    tokens = DOCS_MARKDOWN.parse(text)
     slugger = HeadingSlugger()
     sections = [_Section(heading="", level=0, anchor=None, parts=[])]
     title = ""
@@ -241,7 +183,7 @@ def parse_markdown(text: str, fallback_title: str) -> _Page:
         token = tokens[index]
         if token.type == "heading_open" and index + 1 < len(tokens):
             level = int(token.tag[1])
-            heading = _heading_plain(tokens[index + 1])
+            heading = heading_text(tokens[index + 1])
             anchor = slugger.slug(heading)
             if level == 1 and not title:
                 title = heading

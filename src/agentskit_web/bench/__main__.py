@@ -1,0 +1,79 @@
+"""`python -m agentskit_web.bench [SECTION]`: the benchmark sections, one module each.
+
+`protocol` and `ask` (stream.py), `boot` (boot.py, the default), `render`
+(render.py) and `backend` (backend.py); `make bench` runs them all. Harnesses
+that run inside a page live in bench/page/ and ship in their own wheel, which
+only the benchmark pages fetch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+Section = Callable[[argparse.Namespace], int]
+
+
+def _section(module: str, command: str) -> Section:
+    """A section imported only when it runs (the browser ones need Playwright, backend httpx)."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        section: Section = getattr(importlib.import_module(f".{module}", __package__), command)
+        return section(args)
+
+    return run
+
+
+SECTIONS: dict[str, tuple[str, Section]] = {
+    "protocol": (
+        "CPython: Ask decode, content encode/decode MB/s vs a naive peer",
+        _section("stream", "protocol_command"),
+    ),
+    "boot": (
+        "page boot: raw Pyodide vs widget, shell paint, long tasks, bytes",
+        _section("boot", "boot_command"),
+    ),
+    "ask": (
+        "Ask adapter body path in Pyodide vs CPython, per-chunk flatness",
+        _section("stream", "ask_command"),
+    ),
+    "render": (
+        "Ask widget: chunk-to-paint latency, render work 64 vs 512",
+        _section("render", "render_command"),
+    ),
+    "backend": (
+        "reference Ask backend: TTFB, done, q/s at 10 clients",
+        _section("backend", "backend_command"),
+    ),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentskit-web bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sections = parser.add_subparsers(dest="section")
+    for name, (text, command) in SECTIONS.items():
+        section = sections.add_parser(name, help=text)
+        section.add_argument("--runs", type=int, default=5, help="runs per measure (>= 5)")
+        section.add_argument("--dist", type=Path, default=None)
+        section.add_argument("--no-build", action="store_true", help="use dist/ as it is")
+        section.add_argument("--json", type=Path, default=None, help="also write results here")
+        section.set_defaults(command=command)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments or arguments[0].startswith("-"):
+        arguments.insert(0, "boot")
+    args = parser.parse_args(arguments)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    return int(args.command(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

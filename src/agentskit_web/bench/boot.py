@@ -1,0 +1,283 @@
+"""Section `boot`: it measures, in headless Debian Chromium against dist/ on 127.0.0.1, with
+the median of N runs, cold (a fresh browser context: empty HTTP and code
+caches) and warm (the same context, reloaded):
+- raw runtime boot: web/raw.html loads the same Pyodide + lock and imports
+  pydantic, with no PyScript and no widget;
+- widget boot: index.html until the widget root has data-state="ready";
+- the ratio of the two medians (goal <= 1.15);
+- shell visible and typeable: max(first contentful paint, the inline mark
+  placed right after the widget markup) (goal < 100 ms);
+- long tasks (PerformanceObserver "longtask") on the main thread before ready;
+- bytes per file group requested on a cold widget load, raw and gzip.
+Raw and widget runs alternate so background load hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import statistics
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .harness import BOOT_TIMEOUT_MS, Session, open_session
+
+SHELL_GOAL_MS = 100.0
+RATIO_GOAL = 1.15
+
+# Installed in every page before its own scripts: collect long tasks from the start.
+LONGTASK_OBSERVER = """
+window.__akLongTasks = [];
+try {
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) window.__akLongTasks.push([e.startTime, e.duration]);
+  }).observe({ type: "longtask", buffered: true });
+} catch (error) {}
+"""
+
+# Read after ready: the ready mark, the shell mark, first contentful paint, long tasks.
+READ_TIMINGS = """
+([readyMark, shellMark]) => {
+  const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
+  const ready = mark(readyMark);
+  const fcp = performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null;
+  const core = performance.getEntriesByName("agentskit:widget-mount", "measure")[0];
+  const tasks = (window.__akLongTasks || []).filter(([start]) => ready === null || start < ready);
+  return {
+    ready,
+    shell: shellMark ? mark(shellMark) : null,
+    fcp,
+    mount: core ? core.duration : null,
+    longTasks: tasks.reduce((sum, [, duration]) => sum + duration, 0),
+  };
+}
+"""
+
+
+@dataclass(frozen=True)
+class PageKind:
+    """One page the boot section loads, and how it signals readiness."""
+
+    label: str
+    path: str
+    ready_selector: str
+    error_selector: str
+    ready_mark: str
+    shell_mark: str | None
+
+
+RAW = PageKind(
+    "raw",
+    "/web/raw.html",
+    "#status[data-state=ready]",
+    "#status[data-state=error]",
+    "raw:ready",
+    None,
+)
+WIDGET = PageKind(
+    "widget",
+    "/",
+    "agentskit-ask[data-state=ready]",
+    "agentskit-ask[data-state=error]",
+    "agentskit:ready",
+    "agentskit:shell-painted",
+)
+
+
+@dataclass
+class Samples:
+    """Per-run numbers for one page kind and one cache state."""
+
+    ready: list[float] = field(default_factory=list)
+    shell: list[float] = field(default_factory=list)
+    long_tasks: list[float] = field(default_factory=list)
+    mount: list[float] = field(default_factory=list)
+
+    def add(self, timing: dict[str, Any]) -> None:
+        self.ready.append(float(timing["ready"]))
+        self.long_tasks.append(float(timing["longTasks"]))
+        if timing["mount"] is not None:
+            self.mount.append(float(timing["mount"]))
+        if timing["shell"] is not None:
+            painted = timing["fcp"] if timing["fcp"] is not None else timing["shell"]
+            self.shell.append(max(float(timing["shell"]), float(painted)))
+
+
+class BenchError(RuntimeError):
+    """A page did not reach its ready state."""
+
+
+def _load(page: Any, kind: PageKind, navigate: Callable[[], Any]) -> dict[str, Any]:
+    navigate()
+    page.wait_for_selector(
+        f"{kind.ready_selector}, {kind.error_selector}", state="attached", timeout=BOOT_TIMEOUT_MS
+    )
+    if page.query_selector(kind.error_selector) is not None:
+        raise BenchError(f"{kind.label} page failed to boot: {page.text_content('body')[:300]}")
+    timing: dict[str, Any] = page.evaluate(READ_TIMINGS, [kind.ready_mark, kind.shell_mark])
+    if timing["ready"] is None:
+        raise BenchError(f"{kind.label} page has no {kind.ready_mark} mark")
+    return timing
+
+
+def _one_run(
+    session: Session, kind: PageKind, cold: Samples, warm: Samples, urls: list[str] | None
+) -> None:
+    """Cold load in a fresh context, then a warm reload in the same context."""
+    context = session.browser.new_context()
+    context.add_init_script(LONGTASK_OBSERVER)
+    try:
+        page = context.new_page()
+        recording = urls is not None
+
+        def record(response: Any) -> None:
+            if recording and urls is not None:
+                urls.append(response.url)
+
+        page.on("response", record)
+        url = session.base_url + kind.path
+        cold.add(_load(page, kind, lambda: page.goto(url, wait_until="commit")))
+        recording = False
+        warm.add(_load(page, kind, lambda: page.reload(wait_until="commit")))
+    finally:
+        context.close()
+
+
+def _group(path: str) -> str:
+    if path.startswith("runtime/"):
+        return "runtime"
+    if path.startswith("wheels/"):
+        return "wheels"
+    return "app"
+
+
+def bytes_by_group(dist: Path, urls: list[str]) -> dict[str, dict[str, int]]:
+    """Raw and gzip sizes of the distinct dist/ files these URLs fetched."""
+    groups: dict[str, dict[str, int]] = {
+        name: {"files": 0, "raw": 0, "gzip": 0} for name in ("runtime", "wheels", "app")
+    }
+    seen: set[str] = set()
+    for url in urls:
+        path = urlsplit(url).path.lstrip("/") or "index.html"
+        if path.endswith("/"):
+            path += "index.html"
+        file = dist / path
+        if path in seen or not file.is_file():
+            continue
+        seen.add(path)
+        data = file.read_bytes()
+        group = groups[_group(path)]
+        group["files"] += 1
+        group["raw"] += len(data)
+        group["gzip"] += len(gzip.compress(data, compresslevel=6))
+    return groups
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def run_boot(args: argparse.Namespace, session: Session) -> dict[str, Any]:
+    cold = {RAW.label: Samples(), WIDGET.label: Samples()}
+    warm = {RAW.label: Samples(), WIDGET.label: Samples()}
+    urls: list[str] = []
+    for run in range(args.runs):
+        order = (RAW, WIDGET) if run % 2 == 0 else (WIDGET, RAW)
+        for kind in order:
+            record = urls if (kind is WIDGET and not urls) else None
+            _one_run(session, kind, cold[kind.label], warm[kind.label], record)
+        print(f"  run {run + 1}/{args.runs} done", file=sys.stderr, flush=True)
+    result: dict[str, Any] = {"runs": args.runs, "cold": {}, "warm": {}}
+    for state, samples in (("cold", cold), ("warm", warm)):
+        raw, widget = samples[RAW.label], samples[WIDGET.label]
+        result[state] = {
+            "raw_ms": _median(raw.ready),
+            "widget_ms": _median(widget.ready),
+            "ratio": _median(widget.ready) / _median(raw.ready),
+            "shell_ms": _median(widget.shell),
+            "mount_ms": _median(widget.mount),
+            "ratio_without_mount": (
+                _median([r - i for r, i in zip(widget.ready, widget.mount, strict=False)])
+                / _median(raw.ready)
+            ),
+            "widget_long_tasks_ms": _median(widget.long_tasks),
+            "raw_long_tasks_ms": _median(raw.long_tasks),
+            "samples": {"raw": raw.ready, "widget": widget.ready, "shell": widget.shell},
+        }
+    result["bytes"] = bytes_by_group(session.dist, urls)
+    return result
+
+
+def _kb(value: int) -> str:
+    return f"{value / 1024:,.0f} KiB"
+
+
+def format_boot(result: dict[str, Any], browser_version: str) -> str:
+    cold, warm = result["cold"], result["warm"]
+
+    def row(label: str, key: str, fmt: str, goal: str = "") -> str:
+        return f"  {label:<34}{format(cold[key], fmt):>12}{format(warm[key], fmt):>12}   {goal}"
+
+    def verdict(key: str, ok: Callable[[float], bool]) -> str:
+        return "ok" if ok(cold[key]) and ok(warm[key]) else "MISSED"
+
+    lines = [
+        f"boot benchmark: median of {result['runs']} runs, headless Chromium {browser_version}",
+        f"  {'':<34}{'cold':>12}{'warm':>12}   goal",
+        row("raw runtime boot (ms)", "raw_ms", ".0f"),
+        row("widget boot to ready (ms)", "widget_ms", ".0f"),
+        row("  of which widget mount (ms)", "mount_ms", ".0f"),
+        row(
+            "ratio widget/raw",
+            "ratio",
+            ".2f",
+            f"<= {RATIO_GOAL} ({verdict('ratio', lambda v: v <= RATIO_GOAL)})",
+        ),
+        row("ratio without the widget mount", "ratio_without_mount", ".2f", "(info)"),
+        row(
+            "shell visible+typeable (ms)",
+            "shell_ms",
+            ".0f",
+            f"< {SHELL_GOAL_MS:.0f} ({verdict('shell_ms', lambda v: v < SHELL_GOAL_MS)})",
+        ),
+        row("long tasks before ready, widget", "widget_long_tasks_ms", ".0f"),
+        row("long tasks before ready, raw", "raw_long_tasks_ms", ".0f"),
+        "",
+        f"  {'cold widget load, bytes by group':<34}{'files':>7}{'raw':>14}{'gzip':>14}",
+    ]
+    total = {"files": 0, "raw": 0, "gzip": 0}
+    for name, group in result["bytes"].items():
+        lines.append(
+            f"  {name:<34}{group['files']:>7}{_kb(group['raw']):>14}{_kb(group['gzip']):>14}"
+        )
+        for key in total:
+            total[key] += group[key]
+    lines.append(
+        f"  {'total':<34}{total['files']:>7}{_kb(total['raw']):>14}{_kb(total['gzip']):>14}"
+    )
+    for state in ("cold", "warm"):
+        samples = result[state]["samples"]
+        lines.append(
+            f"  {state} samples ms: raw {_ints(samples['raw'])}; widget {_ints(samples['widget'])};"
+            f" shell {_ints(samples['shell'])}"
+        )
+    return "\n".join(lines)
+
+
+def _ints(values: list[float]) -> str:
+    return "[" + ", ".join(f"{v:.0f}" for v in values) + "]"
+
+
+def boot_command(args: argparse.Namespace) -> int:
+    with open_session(args.dist, build=not args.no_build) as session:
+        result = run_boot(args, session)
+        version = session.browser.version
+    print(format_boot(result, version))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0

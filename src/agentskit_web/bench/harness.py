@@ -1,0 +1,111 @@
+"""Shared by the browser sections: Debian Chromium, the built site on loopback, and a bare
+Pyodide page that runs one Python snippet (`run_python_in_page`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+BOOT_TIMEOUT_MS = 240_000
+
+
+def chromium_executable() -> str:
+    """Debian's chromium (never a Playwright-downloaded browser)."""
+    configured = os.environ.get("AGENTSKIT_CHROMIUM")
+    if configured:
+        return configured
+    return shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def chromium_launch_options() -> dict[str, Any]:
+    """Keyword arguments for `playwright.chromium.launch`, shared with e2e/."""
+    return {"executable_path": chromium_executable(), "args": list(CHROMIUM_FLAGS)}
+
+
+# ---------------------------------------------------------------- session
+
+
+@dataclass
+class Session:
+    """A built dist/, a server for it and a launched browser, shared by sections."""
+
+    dist: Path
+    base_url: str
+    browser: Any
+
+
+@contextmanager
+def open_session(dist: Path | None, build: bool) -> Iterator[Session]:
+    from playwright.sync_api import sync_playwright
+
+    from ..build.site import build as build_site
+    from ..build.site import find_root
+    from ..server.static import StaticSite
+
+    root = find_root()
+    target = (dist or root / "dist").resolve()
+    if build:
+        build_site(root, target)
+    with StaticSite(target) as site, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(**chromium_launch_options())
+        try:
+            yield Session(dist=target, base_url=site.url, browser=browser)
+        finally:
+            browser.close()
+
+
+HARNESS_PATH = "/__bench__/harness.html"
+HARNESS_TIMEOUT_MS = 240_000
+HARNESS_HTML = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Bench harness</title>
+<link rel="icon" href="data:,">
+<script type="module">
+import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
+const root = document.documentElement;
+try {
+  window.akPy = await loadPyodide({ packages: ["agentskit-web"] });
+  root.dataset.state = "ready";
+} catch (error) {
+  root.dataset.error = String(error);
+  root.dataset.state = "error";
+}
+</script></head><body></body></html>
+"""
+
+
+def run_python_in_page(session: Session, code: str) -> Any:
+    """Run `code` in a bare Pyodide page (the shipped wheel, no widget) and JSON-decode its value.
+
+    The page is served on the bench server's origin through a Playwright
+    route, so dist/ is not touched; each call gets a fresh browser context.
+    """
+    context = session.browser.new_context()
+    try:
+        page = context.new_page()
+        page.route(
+            f"**{HARNESS_PATH}",
+            lambda route: route.fulfill(status=200, content_type="text/html", body=HARNESS_HTML),
+        )
+        page.goto(session.base_url + HARNESS_PATH)
+        page.wait_for_selector("html[data-state]", state="attached", timeout=HARNESS_TIMEOUT_MS)
+        if page.get_attribute("html", "data-state") != "ready":
+            raise RuntimeError(f"the harness failed: {page.get_attribute('html', 'data-error')}")
+        return json.loads(page.evaluate("(code) => akPy.runPythonAsync(code)", code))
+    finally:
+        context.close()

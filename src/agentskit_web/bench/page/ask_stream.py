@@ -1,0 +1,143 @@
+"""Throughput and per-chunk cost of the Ask body path (decode + project + encode).
+
+Pure Python with the clock passed in, so `make bench` can run exactly this
+inside Pyodide in Chromium (and on CPython for comparison). Two numbers:
+
+- throughput: MB/s of a recorded long Ask stream fed in network-sized chunks;
+- flatness: the cost of one event-sized chunk at the start versus the end of
+  a 512-record answer. Work per chunk must not grow with the answer length
+  (no re-decoding or re-measuring of what was already streamed), so the
+  end/start ratio should stay near 1.
+"""
+
+import gc
+import json
+import time
+from collections.abc import Callable
+from typing import Any, Final
+
+from ...chat.ask.body import AskBodyReader
+from ...protocol.limits import ASSISTANT_CONTENT_MAX_RECORDS
+
+Clock = Callable[[], float]
+
+NETWORK_CHUNK_BYTES: Final = 4_096
+WINDOW: Final = 64
+REPEATS: Final = 5
+_WORDS: Final = (
+    "Grounded answers stream with citations \u2014 \u65e5\u672c\u8a9e text and emoji \U0001f680. "
+)
+
+
+def recorded_long_stream(records: int = ASSISTANT_CONTENT_MAX_RECORDS - 2) -> bytes:
+    """A realistic long answer: `records` text deltas, one `cite`, then `done` (within bounds)."""
+    lines = [
+        json.dumps({"type": "text", "delta": f"{index}: {_WORDS * 4}"}, ensure_ascii=False)
+        for index in range(records)
+    ]
+    sources = [
+        {"title": f"Page {i}", "path": f"/docs/page-{i}", "anchor": "intro"} for i in range(8)
+    ]
+    lines.append(
+        json.dumps(
+            {"type": "tool", "id": "sources-1", "name": "cite", "args": {"sources": sources}}
+        )
+    )
+    lines.append(json.dumps({"type": "done"}))
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
+def _feed_all(chunks: list[bytes], content_type: str) -> int:
+    reader = AskBodyReader(content_type)
+    emitted = 0
+    for chunk in chunks:
+        emitted += len(reader.feed(chunk))
+    return emitted + len(reader.finish())
+
+
+def measure_throughput(
+    body: bytes,
+    clock: Clock = time.perf_counter,
+    content_type: str = "application/x-ndjson",
+    repeats: int = REPEATS,
+) -> dict[str, Any]:
+    """MB/s of the whole path over `body` in 4 KiB chunks (best of `repeats` runs)."""
+    chunks = [body[i : i + NETWORK_CHUNK_BYTES] for i in range(0, len(body), NETWORK_CHUNK_BYTES)]
+    runs: list[float] = []
+    emitted = 0
+    for _ in range(max(repeats, 1)):
+        gc.collect()
+        start = clock()
+        emitted = _feed_all(chunks, content_type)
+        runs.append(max(clock() - start, 1e-9))
+    seconds = min(runs)
+    return {
+        "bytes": len(body),
+        "chunks": len(chunks),
+        "emitted": emitted,
+        "seconds": seconds,
+        "mbPerSecond": len(body) / seconds / 1_000_000,
+    }
+
+
+def measure_flatness(
+    body: bytes,
+    clock: Clock = time.perf_counter,
+    content_type: str = "application/x-ndjson",
+    repeats: int = REPEATS,
+) -> dict[str, Any]:
+    """Cost of one event-line chunk over the first and the last `WINDOW` text lines.
+
+    Each window is timed as one block, so a coarse page clock (Chromium rounds
+    `performance.now()` to 100 us without cross-origin isolation) still
+    resolves it; the garbage collector runs before, not inside, a window; and
+    the best of `repeats` whole-stream runs is kept, because a Pyodide page
+    shows pauses of milliseconds unrelated to the work being measured. The
+    closing `cite` and `done` lines are left out of the tail.
+    """
+    lines = [line + b"\n" for line in body.split(b"\n") if line]
+    text_lines = len(lines) - 2
+    window = max(min(WINDOW, text_lines // 2), 1)
+    heads: list[float] = []
+    tails: list[float] = []
+    for _ in range(max(repeats, 1)):
+        reader = AskBodyReader(content_type)
+        heads.append(_timed(reader, lines[:window], clock))
+        for line in lines[window : text_lines - window]:
+            reader.feed(line)
+        tails.append(_timed(reader, lines[text_lines - window : text_lines], clock))
+        for line in lines[text_lines:]:
+            reader.feed(line)
+        reader.finish()
+    head, tail = min(heads), min(tails)
+    return {
+        "lines": len(lines),
+        "window": window,
+        "repeats": len(heads),
+        "chunkMicrosStart": head / window * 1e6,
+        "chunkMicrosEnd": tail / window * 1e6,
+        "endToStartRatio": tail / head if head > 0 else 1.0,
+    }
+
+
+def _timed(reader: AskBodyReader, lines: list[bytes], clock: Clock) -> float:
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = clock()
+        for line in lines:
+            reader.feed(line)
+        return clock() - start
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def run_ask_bench(clock: Clock = time.perf_counter) -> dict[str, Any]:
+    """Both measurements over the recorded long stream (what `make bench` reports)."""
+    body = recorded_long_stream()
+    return {
+        "throughput": measure_throughput(body, clock),
+        "flatness": measure_flatness(body, clock),
+    }

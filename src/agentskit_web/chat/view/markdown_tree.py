@@ -1,0 +1,282 @@
+"""Markdown -> the inert view tree, with markdown-it-py and raw HTML disabled.
+
+Model and server text is markdown. It is parsed by markdown-it-py
+(CommonMark, plus tables and strikethrough) with `html` off, so `<script>`
+and friends are never HTML tokens: they stay text. The token stream is then
+converted, without recursion, into `view_tree.Node`s from an allow-list; no
+renderer output (HTML string) is ever produced or used.
+
+Link and image policy (the browser layer applies its own URL parser again):
+- a link is live only when `is_safe_link` accepts its normalised href
+  (http/https without credentials, root-relative, `#anchor`); otherwise its
+  label stays as plain text;
+- an image loads only from a relative (same-origin) source; a remote image
+  (absolute http/https) becomes a link to it, labelled with its alt text;
+  any other source leaves its alt text (or "[image]") as text;
+- fenced and indented code blocks become `pre > code` inside a block that
+  carries a copy button (`data-action="copy-code"`).
+
+markdown-it-py is imported on first use: the widget boots without paying for
+it, and CPython tooling that never renders does not need it.
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from .tree import Child, Node, element, is_relative_image, is_safe_link
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+IMAGE_PLACEHOLDER: Final = "[image]"
+COPY_CODE_LABEL: Final = "Copy code"
+_LANGUAGE_CHARS: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-_.#"
+)
+_LANGUAGE_MAX_CHARS: Final = 32
+_MAX_LIST_START: Final = 999_999_999  # CommonMark allows at most 9 digits
+_ALIGNMENTS: Final = {
+    "text-align:left": "left",
+    "text-align:center": "center",
+    "text-align:right": "right",
+}
+
+# Opening token type -> tag. Anything not listed renders its children only.
+_CONTAINERS: Final = {
+    "paragraph_open": "p",
+    "blockquote_open": "blockquote",
+    "bullet_list_open": "ul",
+    "ordered_list_open": "ol",
+    "list_item_open": "li",
+    "table_open": "table",
+    "thead_open": "thead",
+    "tbody_open": "tbody",
+    "tr_open": "tr",
+    "th_open": "th",
+    "td_open": "td",
+    "em_open": "em",
+    "strong_open": "strong",
+    "s_open": "s",
+}
+_HEADINGS: Final = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+# markdown-it stops nesting at `maxNesting` (20 levels; a list costs two: list
+# and item) and silently drops the lines below that depth. Text nested that
+# deeply is shown as plain text instead, so nothing a reader was sent vanishes.
+_MAX_NESTING_ESTIMATE: Final = 16
+_CONTAINER_MARKER: Final = re.compile(r"[ \t]*(?:(>)|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))")
+
+_parser: "MarkdownIt | None" = None
+
+
+def markdown_parser() -> "MarkdownIt":
+    """The shared parser: CommonMark + tables + strikethrough, raw HTML and linkify off."""
+    global _parser
+    if _parser is None:
+        from markdown_it import MarkdownIt
+
+        parser = MarkdownIt(
+            "commonmark", {"html": False, "linkify": False, "typographer": False}
+        ).enable(["table", "strikethrough"])
+        parser.disable(["html_block", "html_inline"])
+        _parser = parser
+    return _parser
+
+
+@dataclass
+class _Open:
+    """An element being built; `tag` None means transparent (children go to the parent)."""
+
+    tag: str | None
+    attrs: dict[str, str] = field(default_factory=dict)
+    children: list[Child] = field(default_factory=list)
+
+
+class _TreeBuilder:
+    """Turns a flat open/close token stream into nested nodes, iteratively."""
+
+    def __init__(self) -> None:
+        self._stack: list[_Open] = [_Open(None)]
+
+    def open(self, tag: str | None, attrs: dict[str, str] | None = None) -> None:
+        self._stack.append(_Open(tag, attrs or {}))
+
+    def close(self) -> None:
+        if len(self._stack) == 1:
+            return  # an unbalanced close is ignored rather than trusted
+        done = self._stack.pop()
+        parent = self._stack[-1].children
+        if done.tag is None:
+            for child in done.children:
+                self.add(child)
+        else:
+            parent.append(element(done.tag, done.attrs, done.children))
+
+    def add(self, child: Child) -> None:
+        """Append a child; adjacent text is merged so the DOM gets one text node per run."""
+        if isinstance(child, str) and not child:
+            return
+        children = self._stack[-1].children
+        if isinstance(child, str) and children and isinstance(children[-1], str):
+            children[-1] += child
+        else:
+            children.append(child)
+
+    def finish(self) -> tuple[Child, ...]:
+        while len(self._stack) > 1:
+            self.close()
+        return tuple(self._stack[0].children)
+
+
+def _language(info: str) -> str | None:
+    word = info.strip().split(maxsplit=1)[0] if info.strip() else ""
+    if not word or len(word) > _LANGUAGE_MAX_CHARS or not set(word) <= _LANGUAGE_CHARS:
+        return None
+    return word
+
+
+def code_block(code: str, language: str | None = None) -> Node:
+    """A code block with its copy button: `div.ak-codeblock > (button, pre > code)`."""
+    code_attrs = {"class": f"language-{language}"} if language else {}
+    pre_attrs = {"class": "ak-code"}
+    if language:
+        pre_attrs["data-lang"] = language
+    button = element(
+        "button",
+        {
+            "type": "button",
+            "class": "ak-copy-code",
+            "data-action": "copy-code",
+            "aria-label": COPY_CODE_LABEL,
+        },
+        ("Copy",),
+    )
+    pre = element("pre", pre_attrs, (element("code", code_attrs, (code,)),))
+    return element("div", {"class": "ak-codeblock"}, (button, pre))
+
+
+def _container_attrs(token: "Token", tag: str) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    if tag == "ol":
+        start = token.attrs.get("start")
+        if isinstance(start, int) and not isinstance(start, bool) and 0 <= start <= _MAX_LIST_START:
+            attrs["start"] = str(start)
+    elif tag in ("th", "td"):
+        align = _ALIGNMENTS.get(str(token.attrs.get("style", "")))
+        if align is not None:
+            attrs["data-align"] = align
+        if tag == "th":
+            attrs["scope"] = "col"
+    return attrs
+
+
+def _link_attrs(token: "Token") -> dict[str, str] | None:
+    href = token.attrs.get("href")
+    if not isinstance(href, str) or not is_safe_link(href):
+        return None
+    attrs = {"href": href}
+    title = token.attrs.get("title")
+    if isinstance(title, str) and title:
+        attrs["title"] = title
+    return attrs
+
+
+def _image(token: "Token") -> Child:
+    """A same-origin image, a link to a remote one, or its alt text."""
+    src = token.attrs.get("src")
+    alt = token.content or ""
+    title = token.attrs.get("title")
+    if isinstance(src, str) and is_relative_image(src):
+        attrs = {"src": src, "alt": alt}
+        if isinstance(title, str) and title:
+            attrs["title"] = title
+        return element("img", attrs)
+    if isinstance(src, str) and is_safe_link(src) and not src.startswith(("/", "#")):
+        return element("a", {"href": src, "class": "ak-image-link"}, (alt or src,))
+    return alt or IMAGE_PLACEHOLDER
+
+
+def _inline(builder: _TreeBuilder, tokens: "list[Token]") -> None:
+    for token in tokens:
+        kind = token.type
+        if kind in ("text", "text_special", "html_inline"):
+            builder.add(token.content)
+        elif kind == "softbreak":
+            builder.add("\n")
+        elif kind == "hardbreak":
+            builder.add(element("br"))
+        elif kind == "code_inline":
+            builder.add(element("code", None, (token.content,)))
+        elif kind == "image":
+            builder.add(_image(token))
+        elif kind == "link_open":
+            attrs = _link_attrs(token)
+            builder.open("a" if attrs is not None else None, attrs)
+        elif token.nesting == 1:
+            builder.open(_CONTAINERS.get(kind))
+        elif token.nesting == -1:
+            builder.close()
+        else:
+            builder.add(token.content)
+
+
+def _block(builder: _TreeBuilder, token: "Token") -> None:
+    kind = token.type
+    if kind == "inline":
+        _inline(builder, token.children or [])
+    elif kind in ("fence", "code_block"):
+        language = _language(token.info) if kind == "fence" else None
+        builder.add(code_block(token.content, language))
+    elif kind == "hr":
+        builder.add(element("hr"))
+    elif token.hidden and token.nesting == 1:  # tight-list paragraphs: children only
+        builder.open(None)
+    elif token.hidden and token.nesting == -1:
+        builder.close()
+    elif kind == "heading_open":
+        builder.open(token.tag if token.tag in _HEADINGS else "p")
+    elif token.nesting == 1:
+        tag = _CONTAINERS.get(kind)
+        builder.open(tag, _container_attrs(token, tag) if tag else None)
+    elif token.nesting == -1:
+        builder.close()
+    elif token.content:  # html_block (disabled) or anything new: its text, inert
+        builder.add(element("p", None, (token.content,)))
+
+
+def _nesting_estimate(line: str) -> int:
+    """An upper estimate of the nesting levels a line opens (quotes 1, list items 2, indent)."""
+    depth = 0
+    position = 0
+    while (match := _CONTAINER_MARKER.match(line, position)) is not None and match.end() > position:
+        depth += 1 if match.group(1) else 2
+        position = match.end()
+    indent = len(line) - len(line.lstrip(" \t"))
+    return depth + indent // 2
+
+
+def too_deep(source: str) -> bool:
+    """True when some line may nest deeper than markdown-it renders (see above)."""
+    return any(_nesting_estimate(line) >= _MAX_NESTING_ESTIMATE for line in source.split("\n"))
+
+
+def markdown_to_tree(source: str) -> tuple[Child, ...]:
+    """The block-level nodes for a markdown text; never raises on any string.
+
+    Text nested too deeply to render, or an unexpected parser failure, is
+    shown as one plain paragraph.
+    """
+    if not isinstance(source, str) or not source:
+        return ()
+    if too_deep(source):
+        return (element("p", {"class": "ak-plain"}, (source,)),)
+    try:
+        tokens = markdown_parser().parse(source)
+        builder = _TreeBuilder()
+        for token in tokens:
+            _block(builder, token)
+        return builder.finish()
+    except Exception:  # rendering must never fail a message: fall back to plain text
+        return (element("p", None, (source,)),)

@@ -1,0 +1,111 @@
+"""`agentskit-web build | serve | demo | bench`: a thin dispatcher to the modules doing the work."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEMO_PORT = 8000
+
+
+def _build(args: argparse.Namespace) -> int:
+    from ..build import site as site_build
+
+    return site_build.main(["--dist", str(args.dist)] if args.dist else [])
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from ..build.site import find_root
+    from ..server.static import serve_forever
+
+    dist = (args.dist or find_root() / "dist").resolve()
+    if not (dist / "index.html").is_file():
+        print(f"{dist} has no site yet: run `agentskit-web build` first", file=sys.stderr)
+        return 1
+    print(f"Serving {dist} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)
+    serve_forever(dist, port=args.port)
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    """Build, then serve dist/ and the Ask backend together on one origin until Ctrl-C."""
+    from ..build.site import find_root
+    from ..server.ask_serve import StartupError
+    from ..server.demo_server import DemoConfig, serve_demo
+
+    status = 0 if args.no_build else _build(args)
+    if status != 0:
+        return status
+    root = find_root()
+    config = DemoConfig(
+        dist=(args.dist or root / "dist").resolve(),
+        site=root / "docs" / "site.json",
+        docs=root / "docs",
+    )
+    try:
+        serve_demo(config, port=args.port)
+    except StartupError as error:
+        print(f"agentskit-web demo: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(f"agentskit-web demo: cannot listen on port {args.port}: {reason}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _serve_ask(rest: list[str]) -> int:
+    from ..server import ask_serve
+
+    return ask_serve.main(rest)
+
+
+def _ask(rest: list[str]) -> int:
+    from . import ask as ask_cli
+
+    return ask_cli.main(rest)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from ..bench.__main__ import main as bench_main
+
+    return bench_main(args.rest)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve-ask"]:
+        return _serve_ask(argv[1:])
+    if argv[:1] == ["ask"]:
+        return _ask(argv[1:])
+    parser = argparse.ArgumentParser(prog="agentskit-web", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    build = commands.add_parser("build", help="assemble the offline static site in dist/")
+    build.add_argument("--dist", type=Path, default=None)
+    build.set_defaults(run=_build)
+
+    for name, run, text in (
+        ("serve", _serve, "serve dist/ on 127.0.0.1"),
+        ("demo", _demo, "build, then serve the docs site + Ask backend on http://127.0.0.1:8000"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument("--dist", type=Path, default=None)
+        command.add_argument("--port", type=int, default=DEMO_PORT)
+        command.set_defaults(run=run)
+        if name == "demo":
+            command.add_argument(
+                "--no-build", action="store_true", help="serve dist/ as it is (make demo built it)"
+            )
+
+    # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.
+    commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
+    commands.add_parser("ask", help='stream one answer: ask URL "question" (ask --help)')
+
+    bench = commands.add_parser("bench", help="browser benchmarks (see agentskit_web.bench)")
+    bench.add_argument("rest", nargs=argparse.REMAINDER)
+    bench.set_defaults(run=_bench)
+
+    args = parser.parse_args(argv)
+    return int(args.run(args))

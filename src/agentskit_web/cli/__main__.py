@@ -1,0 +1,5 @@
+"""`python -m agentskit_web.cli`: the same commands as the `agentskit-web` script."""
+
+from . import main
+
+raise SystemExit(main())

@@ -1,0 +1,145 @@
+"""`agentskit-web ask URL "question"`: stream one Ask answer to the terminal.
+
+The answer's text is written as it arrives; the sources (and any other
+component, by its semantic fallback) are listed after it. Uses the same
+adapter as the page, over the httpx transport. Exit codes: 0 done, 1 error
+chunk, 2 bad usage, 130 interrupted.
+"""
+
+import argparse
+import asyncio
+import re
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from ..chat.ask.adapter import create_ask_adapter
+from ..protocol.content import ASSISTANT_CONTENT_PREFIX, decode_assistant_content
+from ..protocol.limits import ASK_CONNECT_DEADLINE_SECONDS
+from ..transports.httpx_transport import HttpxTransport
+
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def terminal_safe(text: str) -> str:
+    """Untrusted text made safe to print: no escape sequences or other controls, no lone surrogates.
+
+    An answer or a source title could otherwise drive the terminal (ANSI/OSC
+    sequences can retitle windows, fake links or hide text).
+    """
+    cleaned = _TERMINAL_CONTROLS.sub("", text)
+    return cleaned.encode("utf-8", "replace").decode("utf-8")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="agentskit-web ask", description="Ask an Ask service one question."
+    )
+    parser.add_argument("url", help="Ask endpoint, an absolute http(s) URL")
+    parser.add_argument("question", help="the question to ask")
+    parser.add_argument("--corpus", help="corpus hint (query parameter)")
+    parser.add_argument("--persona", help="persona hint (query parameter)")
+    parser.add_argument("--session", help="session id (a SafeId) to send")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=ASK_CONNECT_DEADLINE_SECONDS,
+        help="seconds allowed to connect and receive headers (default %(default)s)",
+    )
+    return parser
+
+
+def _records(content: str) -> list[dict[str, Any]]:
+    """The parts of one chunk's records (each chunk holds whole records)."""
+    body = content.removeprefix(ASSISTANT_CONTENT_PREFIX)
+    decoded = decode_assistant_content(ASSISTANT_CONTENT_PREFIX + body)
+    return list(decoded.parts) if decoded.ok else []
+
+
+def _source_lines(frame: dict[str, Any]) -> list[str]:
+    if frame.get("componentKey") != "source-list":
+        summary = frame.get("fallback", {}).get("summary", "")
+        return [f"[{frame.get('componentKey')}] {summary}"]
+    lines = [f"{frame['props'].get('label', 'Sources')}:"]
+    for source in frame["props"].get("sources", []):
+        url = source.get("url")
+        lines.append(f"  - {source['title']}" + (f" <{url}>" if url else ""))
+    return lines
+
+
+class _Printer:
+    """Writes text parts as they arrive and keeps components for the end."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.frames: list[dict[str, Any]] = []
+        self.wrote_text = False
+
+    def chunk(self, content: str) -> None:
+        for part in _records(content):
+            if part["kind"] == "text":
+                self.out.write(terminal_safe(part["text"]))
+                self.out.flush()
+                self.wrote_text = True
+            else:
+                self.frames.append(part["frame"])
+
+    def close(self) -> None:
+        if self.wrote_text:
+            self.out.write("\n")
+        for frame in self.frames:
+            self.out.write(terminal_safe("\n" + "\n".join(_source_lines(frame)) + "\n"))
+        self.out.flush()
+
+
+async def ask(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Stream the answer; returns the exit code."""
+    adapter = create_ask_adapter(
+        endpoint=arguments.url,
+        corpus=arguments.corpus,
+        persona=arguments.persona,
+        transport=HttpxTransport(),
+        connect_timeout=arguments.timeout,
+    )
+    source = adapter.create_source(
+        [{"role": "user", "content": arguments.question}], session_id=arguments.session
+    )
+    printer = _Printer(out)
+    status = 0
+    stream = source.stream()
+    try:
+        async for chunk in stream:
+            if chunk["type"] == "text":
+                printer.chunk(chunk["content"])
+            elif chunk["type"] == "error":
+                status = 1
+                printer.close()
+                err.write(terminal_safe(f"error: {chunk.get('content', '')}") + "\n")
+                return status
+    except asyncio.CancelledError:
+        source.abort()
+        raise
+    finally:
+        await stream.aclose()
+    printer.close()
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: `agentskit-web ask URL "question" [--corpus C] [--persona P] [--timeout S]`."""
+    arguments = _parser().parse_args(argv)
+    if not arguments.url.lower().startswith(("http://", "https://")):
+        sys.stderr.write("error: URL must be an absolute http(s) URL\n")
+        return 2
+    if not arguments.timeout > 0:
+        sys.stderr.write("error: --timeout must be positive\n")
+        return 2
+    try:
+        return asyncio.run(ask(arguments, sys.stdout, sys.stderr))
+    except KeyboardInterrupt:
+        sys.stderr.write("\ninterrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
