@@ -110,7 +110,7 @@ HARNESS_HTML = """<!doctype html>
 import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
 const root = document.documentElement;
 try {
-  const pyodide = await loadPyodide({ packages: ["agentskit-web"] });
+  const pyodide = await loadPyodide({ packages: ["agentskit-web", "agentskit-web-bench"] });
   await pyodide.runPythonAsync(SOURCE);
   window.akPy = pyodide;
   root.dataset.state = "ready";

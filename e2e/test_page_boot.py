@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, Route
 
-from agentskit_web.build.site import scan_for_cdn
+from agentskit_web.build.cdn_scan import scan_for_cdn
 from agentskit_web.server.static import StaticSite
 from e2e_support import Watch, wait_for_state, widget_state
 

@@ -14,7 +14,10 @@ from playwright.sync_api import Page
 
 from agentskit_web.bench.harness import BOOT_TIMEOUT_MS
 from agentskit_web.build import bytecode as wheel_compile
+from agentskit_web.build import cdn_scan, pins
+from agentskit_web.build import files as build_files
 from agentskit_web.build import site as site_build
+from agentskit_web.build import wheels as build_wheels
 from agentskit_web.server.static import StaticSite
 from e2e_support import ROOT
 
@@ -125,7 +128,7 @@ def test_every_module_of_every_served_wheel_imports_in_the_page(
 
 
 def test_nothing_served_names_a_cdn(dist: Path) -> None:
-    assert site_build.scan_for_cdn(dist) == []
+    assert cdn_scan.scan_for_cdn(dist) == []
     config = json.loads((dist / "web/pyscript.json").read_text(encoding="utf-8"))
     assert config["interpreter"] == "./runtime/pyodide/pyodide.mjs"
     assert (dist / config["interpreter"]).is_file()
@@ -141,24 +144,24 @@ def test_a_missing_pinned_wheel_fails_naming_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def offline(command: list[str], cwd: Path, what: str) -> None:
-        raise site_build.BuildError(f"{what} failed: no such version on the index")
+        raise build_files.BuildError(f"{what} failed: no such version on the index")
 
-    monkeypatch.setattr(site_build, "_run", offline)
-    paths = site_build.Paths(root=ROOT, dist=tmp_path / "dist", cache=tmp_path / "cache")
-    pin = site_build.WheelPin("pydantic", "0.0.0", "pydantic-0.0.0-py3-none-any.whl", "0" * 64)
+    monkeypatch.setattr(build_wheels, "run_tool", offline)
+    paths = build_files.Paths(root=ROOT, dist=tmp_path / "dist", cache=tmp_path / "cache")
+    pin = pins.WheelPin("pydantic", "0.0.0", "pydantic-0.0.0-py3-none-any.whl", "0" * 64)
     runtime = {"python": "3.14", "platform": "pyemscripten_2026_0_wasm32"}
-    with pytest.raises(site_build.BuildError, match=r"pydantic-0\.0\.0-py3-none-any\.whl"):
-        site_build.fetch_wheels(paths, runtime, [pin])
+    with pytest.raises(build_files.BuildError, match=r"pydantic-0\.0\.0-py3-none-any\.whl"):
+        build_wheels.fetch_wheels(paths, runtime, [pin])
 
 
 def test_a_tampered_cached_wheel_is_refused(tmp_path: Path) -> None:
-    paths = site_build.Paths(root=ROOT, dist=tmp_path / "dist", cache=tmp_path / "cache")
+    paths = build_files.Paths(root=ROOT, dist=tmp_path / "dist", cache=tmp_path / "cache")
     cached = paths.cache / "wheels" / "pydantic-2.14.4-py3-none-any.whl"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(b"not the pinned wheel")
-    pin = site_build.WheelPin("pydantic", "2.14.4", cached.name, "0" * 64)
-    with pytest.raises(site_build.BuildError, match="sha256"):
-        site_build.fetch_wheels(paths, {"python": "3.14"}, [pin])
+    pin = pins.WheelPin("pydantic", "2.14.4", cached.name, "0" * 64)
+    with pytest.raises(build_files.BuildError, match="sha256"):
+        build_wheels.fetch_wheels(paths, {"python": "3.14"}, [pin])
     assert not cached.exists()
 
 

@@ -2,7 +2,9 @@
 
 from pathlib import Path
 
-from agentskit_web.build.site import CDN_HOSTS_FILE, WEB_PRIVATE, find_root, scan_for_cdn
+from agentskit_web.build.cdn_scan import CDN_HOSTS_FILE, scan_for_cdn
+from agentskit_web.build.files import find_root
+from agentskit_web.build.pages import WEB_PRIVATE
 
 WEB = find_root() / "web"
 HOSTS = [

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentskit_web.build import site as site_build
+from agentskit_web.build import files as build_files
+from agentskit_web.build import pages as build_pages
 from agentskit_web.build.knowledge import FaqError, compile_faq, generated_at
 from agentskit_web.protocol.knowledge import (
     DETERMINISTIC_HASH_MISMATCH,
@@ -224,7 +225,7 @@ def test_the_size_bound_is_the_decoders(tmp_path: Path) -> None:
 # -- in the build ------------------------------------------------------------------------------
 
 
-def project_copy(tmp_path: Path) -> site_build.Paths:
+def project_copy(tmp_path: Path) -> build_files.Paths:
     """The build inputs of the docs site (template, shell files, docs) in a scratch root."""
     root = tmp_path / "root"
     (root / "web").mkdir(parents=True)
@@ -232,12 +233,12 @@ def project_copy(tmp_path: Path) -> site_build.Paths:
     for name in ("pyscript.json", "shell.css"):
         shutil.copy(ROOT / "web" / name, root / "web" / name)
     shutil.copytree(DOCS, root / "docs")
-    return site_build.Paths(root=root, dist=tmp_path / "dist", cache=tmp_path / "cache")
+    return build_files.Paths(root=root, dist=tmp_path / "dist", cache=tmp_path / "cache")
 
 
 def test_the_build_writes_the_artifact_and_the_pages_load_it(tmp_path: Path) -> None:
     paths = project_copy(tmp_path)
-    files = site_build.render_pages(paths)
+    files = build_pages.render_pages(paths)
     assert parse_knowledge_artifact(files["knowledge.json"]).ok
     assert 'knowledge="./knowledge.json"' in files["index.html"].decode()
     assert 'knowledge="../knowledge.json"' in files["docs/offline.html"].decode()
@@ -248,13 +249,13 @@ def test_a_bad_faq_fails_the_build_naming_the_file_and_field(tmp_path: Path) -> 
     document = json.loads((paths.docs / "faq.json").read_text(encoding="utf-8"))
     document["entries"][1]["answer"]["citations"][0]["href"] = "/docs/offline.html#no-such-part"
     (paths.docs / "faq.json").write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(site_build.BuildError, match=r"faq\.json: citations that would not land"):
-        site_build.render_pages(paths)
+    with pytest.raises(build_files.BuildError, match=r"faq\.json: citations that would not land"):
+        build_pages.render_pages(paths)
 
 
 def test_without_a_faq_there_is_no_artifact_and_no_attribute(tmp_path: Path) -> None:
     paths = project_copy(tmp_path)
     (paths.docs / "faq.json").unlink()
-    files = site_build.render_pages(paths)
+    files = build_pages.render_pages(paths)
     assert "knowledge.json" not in files
     assert "knowledge=" not in files["index.html"].decode()

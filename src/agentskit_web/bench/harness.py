@@ -54,8 +54,8 @@ class Session:
 def open_session(dist: Path | None, build: bool) -> Iterator[Session]:
     from playwright.sync_api import sync_playwright
 
+    from ..build.files import find_root
     from ..build.site import build as build_site
-    from ..build.site import find_root
     from ..server.static import StaticSite
 
     root = find_root()
@@ -79,7 +79,7 @@ HARNESS_HTML = """<!doctype html>
 import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
 const root = document.documentElement;
 try {
-  window.akPy = await loadPyodide({ packages: ["agentskit-web"] });
+  window.akPy = await loadPyodide({ packages: ["agentskit-web", "agentskit-web-bench"] });
   root.dataset.state = "ready";
 } catch (error) {
   root.dataset.error = String(error);

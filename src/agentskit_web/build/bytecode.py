@@ -47,6 +47,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from .files import sha256_file
+
 # Bump when the output layout changes, so cached wheels are rebuilt.
 LAYOUT_VERSION = "2"
 SCRIPT_NAME = "compile_wheels.mjs"
@@ -132,14 +134,6 @@ def _split_name(wheel_name: str) -> tuple[str, str, str, str, str, str]:
     if len(parts) == 6:
         return parts[0], parts[1], parts[2], parts[3], parts[4], parts[5]
     raise CompileError(f"not a wheel file name: {wheel_name}")
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # ---------------------------------------------------------------- driver

@@ -16,7 +16,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ..build.site import find_root
+    from ..build.files import find_root
     from ..server.static import serve_forever
 
     dist = (args.dist or find_root() / "dist").resolve()
@@ -30,7 +30,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     """Build, then serve dist/ and the Ask backend together on one origin until Ctrl-C."""
-    from ..build.site import find_root
+    from ..build.files import find_root
     from ..server.ask_serve import StartupError
     from ..server.demo_server import DemoConfig, serve_demo
 
