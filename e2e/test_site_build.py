@@ -61,13 +61,13 @@ def test_pins_match_the_manifest_and_pyproject(dist: Path) -> None:
     assert package["dependencies"]["@pyscript/core"] == manifest["runtime"]["pyscript"]
 
 
-def test_third_party_wheels_are_sourceless_and_the_own_wheel_keeps_sources(dist: Path) -> None:
+def test_third_party_wheels_are_sourceless_and_our_own_wheels_keep_sources(dist: Path) -> None:
     for wheel in sorted((dist / "wheels").glob("*.whl")):
         with zipfile.ZipFile(wheel) as archive:
             names = archive.namelist()
         code = [n for n in names if not n.split("/", 1)[0].endswith(".dist-info")]
         sources = {n for n in code if n.endswith(".py")}
-        if wheel.name.startswith("agentskit_web-"):
+        if wheel.name.startswith(("agentskit_web-", "agentskit_web_bench-")):
             assert sources, wheel.name
             for source in sources:
                 folder, _, module = source.rpartition("/")

@@ -31,7 +31,6 @@ from agentskit_web.chat.ask.body import (
     RECORD_LIMIT_MESSAGE,
     AskBodyReader,
     read_body,
-    split_text,
 )
 from agentskit_web.protocol import ASSISTANT_CONTENT_PREFIX, decode_assistant_content
 from agentskit_web.protocol.ask_request import build_escalation
@@ -44,7 +43,7 @@ from agentskit_web.protocol.limits import (
     ASSISTANT_CONTENT_MAX_RECORDS,
     ASSISTANT_CONTENT_TEXT_MAX_CHARS,
 )
-from agentskit_web.protocol.text_metrics import js_length, utf8_length
+from agentskit_web.protocol.text_metrics import js_length, split_text, utf8_length
 
 Step = bytes | float | BaseException
 
@@ -627,11 +626,13 @@ def test_long_delta_is_split_into_records() -> None:
 
 
 def test_split_text_never_splits_a_surrogate_pair() -> None:
-    pieces = split_text("a" + "\U0001f600" * ASSISTANT_CONTENT_TEXT_MAX_CHARS)
+    pieces = split_text(
+        "a" + "\U0001f600" * ASSISTANT_CONTENT_TEXT_MAX_CHARS, ASSISTANT_CONTENT_TEXT_MAX_CHARS
+    )
     assert "".join(pieces) == "a" + "\U0001f600" * ASSISTANT_CONTENT_TEXT_MAX_CHARS
     assert all(js_length(p) <= ASSISTANT_CONTENT_TEXT_MAX_CHARS for p in pieces)
     assert js_length(pieces[0]) == ASSISTANT_CONTENT_TEXT_MAX_CHARS - 1
-    assert split_text("") == []
+    assert split_text("", ASSISTANT_CONTENT_TEXT_MAX_CHARS) == []
 
 
 # -- inert lines, errors, tools --------------------------------------------------------------------

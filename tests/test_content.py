@@ -19,10 +19,9 @@ from agentskit_web.protocol.content import (
     decode_assistant_content,
     encode_assistant_content,
     is_assistant_content_candidate,
-    split_text,
 )
 from agentskit_web.protocol.diagnostics import ContentResult, ProtocolError
-from agentskit_web.protocol.text_metrics import js_length, utf8_length
+from agentskit_web.protocol.text_metrics import js_length, split_text, utf8_length
 
 P = ASSISTANT_CONTENT_PREFIX
 MAX_BYTES = limits.ASSISTANT_CONTENT_MAX_BYTES
@@ -352,8 +351,12 @@ def test_encode_text_splits_long_text_all_or_nothing() -> None:
 
 
 def test_split_text() -> None:
-    assert split_text("") == []
+    assert split_text("", 4) == []
     assert split_text("abc", 2) == ["ab", "c"]
+    assert split_text("abcd", 4) == ["abcd"]  # at the limit: one piece
+    assert split_text("abcde", 4) == ["abcd", "e"]  # one past it: two
+    assert split_text("a😀b", 3) == ["a😀", "b"]  # a pair fits exactly at the limit
+    assert split_text("ab😀", 3) == ["ab", "😀"]  # ... and is never cut one past it
     assert split_text("a😀", 2) == ["a", "😀"]
     assert split_text("😀😀", 1) == ["😀", "😀"]  # never empty chunks, even if over
 

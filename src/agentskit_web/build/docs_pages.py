@@ -35,6 +35,7 @@ from typing import Any, Final
 from markdown_it.token import Token
 
 from ..docs_text import DOCS_EXCLUDE, DOCS_MARKDOWN, HeadingSlugger, heading_text, page_path_for
+from ..protocol.source_list import URL_SCHEME
 
 NAV_ORDER: Final = (
     "getting-started",
@@ -53,7 +54,6 @@ MARKDOWN_SUFFIXES: Final = (".md", ".markdown")
 _MARKERS: Final = ("nav", "content", "toc")
 _TITLE: Final = re.compile(r"<title>(.*?)</title>", re.DOTALL)
 _LOCAL_ATTRIBUTE: Final = re.compile(r'(\s(?:href|src|config|knowledge)=")\./([^"]*)"')
-_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 class SiteError(ValueError):
@@ -85,7 +85,7 @@ class RenderedDoc:
 
 def _rewrite_link(href: str, page: PurePosixPath) -> tuple[str, Link | None]:
     """A relative `.md` link -> the `.html` page it is published as (plus what to check)."""
-    if not href or _SCHEME.match(href) or href.startswith(("/", "//")):
+    if not href or URL_SCHEME.match(href) or href.startswith(("/", "//")):
         return href, None
     path, _, fragment = href.partition("#")
     if not path:

@@ -35,10 +35,11 @@ from typing import Any, Final, Literal, Protocol
 from ..protocol.content import AssistantContentReader
 from ..protocol.dates import format_memory_datetime
 from ..protocol.identifiers import make_safe_id
+from ..protocol.limits import ASK_ERROR_MESSAGE_MAX_CHARS, ASK_REQUEST_MESSAGE_MAX_CHARS
 from ..protocol.text_metrics import js_is_blank, js_slice
 from .ask.adapter import NETWORK_MESSAGE
 from .definition import ChatDefinition
-from .message import ChatMessage, Feedback, message_parts, message_plain_text
+from .message import ChatMessage, Feedback, message_plain_text
 
 Status = Literal["idle", "loading", "streaming", "error"]
 
@@ -52,8 +53,6 @@ SAVE_FAILED_NOTICE: Final = (
 LOAD_FAILED_NOTICE: Final = "A saved conversation could not be restored; starting a new one."
 CLEAR_FAILED_NOTICE: Final = "The saved conversation could not be removed from this browser."
 STREAM_FAILED_MESSAGE: Final = "The answer could not be completed."
-_QUESTION_MAX_CHARS: Final = 16_384
-_ERROR_MAX_CHARS: Final = 4_096
 
 
 @dataclass(frozen=True)
@@ -268,7 +267,7 @@ class Conversation:
         if not isinstance(question, str) or js_is_blank(question) or self.busy:
             return False
         self._emit_appended(
-            self._message("user", js_slice(question, _QUESTION_MAX_CHARS), "complete")
+            self._message("user", js_slice(question, ASK_REQUEST_MESSAGE_MAX_CHARS), "complete")
         )
         await self._answer(self.messages[-1].content)
         return True
@@ -449,13 +448,8 @@ class Conversation:
         text = message if isinstance(message, str) and message else STREAM_FAILED_MESSAGE
         if not pieces and text == NETWORK_MESSAGE:
             return OFFLINE_MESSAGE
-        return js_slice(text, _ERROR_MAX_CHARS)
+        return js_slice(text, ASK_ERROR_MESSAGE_MAX_CHARS)
 
     async def _finish_turn(self, status: Status) -> None:
         await self._save()
         self._set_status(status)
-
-
-def render_parts(message: ChatMessage) -> list[dict[str, Any]]:
-    """All parts of a message for a first render (reload, other tab): see `message_parts`."""
-    return message_parts(message)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from ..protocol.limits import ASK_ERROR_MESSAGE_MAX_CHARS
 from ..protocol.text_metrics import js_slice, js_trim
 from .components.catalog import resolve_component_frame
 from .view.presentation import component_fallback_text, present_chat_message
@@ -26,7 +27,6 @@ Status = Literal["pending", "streaming", "complete", "error"]
 Feedback = Literal["up", "down"]
 
 METADATA_KEY: Final = "agentskit"
-_ERROR_MAX_CHARS: Final = 4_096
 
 
 @dataclass
@@ -98,7 +98,9 @@ class ChatMessage:
             content=content,
             status=status,
             created_at=str(wire.get("createdAt")),
-            error=js_slice(error, _ERROR_MAX_CHARS) if isinstance(error, str) and error else None,
+            error=js_slice(error, ASK_ERROR_MESSAGE_MAX_CHARS)
+            if isinstance(error, str) and error
+            else None,
             stopped=ours.get("stopped") is True,
             local=ours.get("local") is True,
             feedback=feedback if feedback in ("up", "down") else None,

@@ -20,15 +20,13 @@ from typing import Final
 from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
 from ..protocol.limits import PORTABLE_URL_MAX_CHARS
-from ..protocol.source_list import is_portable_url
+from ..protocol.source_list import URL_FORBIDDEN_CHARS, URL_SCHEME, is_portable_url
 from ..protocol.text_metrics import js_length
 
 _PLACEHOLDER_SCHEME: Final = "https"
 _PLACEHOLDER_HOST: Final = "agentskit.invalid"
 _PLACEHOLDER_ORIGIN: Final = f"{_PLACEHOLDER_SCHEME}://{_PLACEHOLDER_HOST}/"
 
-_HAS_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-_FORBIDDEN: Final = re.compile(r"[\x00-\x1f\x7f\\]")
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 # RFC 3986 pchar minus '%' (handled separately so valid escapes survive).
@@ -105,9 +103,9 @@ def safe_source_href(path: str, anchor: str | None = None) -> str | None:
     """
     try:
         fragment = None if anchor is None else anchor.removeprefix("#")
-        if _FORBIDDEN.search(path):
+        if URL_FORBIDDEN_CHARS.search(path):
             return None
-        absolute = _HAS_SCHEME.match(path) is not None or path.startswith("//")
+        absolute = URL_SCHEME.match(path) is not None or path.startswith("//")
         href = _absolute_href(path, fragment) if absolute else _relative_href(path, fragment)
     except (ValueError, UnicodeError, TypeError, AttributeError):
         return None

@@ -28,7 +28,7 @@ from .limits import (
     ASSISTANT_CONTENT_MAX_RECORDS,
     ASSISTANT_CONTENT_TEXT_MAX_CHARS,
 )
-from .text_metrics import js_slice, utf8_length
+from .text_metrics import split_text, utf8_length
 from .wire_json import JSON_INVALID, dump_json, parse_json
 from .wire_model import WireModel
 
@@ -67,9 +67,6 @@ class AssistantComponentPart(WireModel):
 
     kind: Literal["component"]
     frame: ComponentFrame
-
-
-AssistantContentPart = AssistantTextPart | AssistantComponentPart
 
 
 def is_assistant_content_candidate(value: object) -> bool:
@@ -366,16 +363,6 @@ def encode_part_line(part: Any) -> str:
     return dump_json(wire) + "\n"
 
 
-def split_text(text: str, max_chars: int = ASSISTANT_CONTENT_TEXT_MAX_CHARS) -> list[str]:
-    """Cut `text` into chunks of at most `max_chars` UTF-16 units, never inside a pair."""
-    chunks: list[str] = []
-    while text:
-        chunk = js_slice(text, max_chars) or text[:1]
-        chunks.append(chunk)
-        text = text[len(chunk) :]
-    return chunks
-
-
 class AssistantContentEncoder:
     """Writes one assistant turn's content, one validated record per call.
 
@@ -434,7 +421,10 @@ class AssistantContentEncoder:
         """
         if not isinstance(text, str):
             raise ProtocolError(RECORD_INVALID.code, RECORD_INVALID.message)
-        lines = [encode_part_line({"kind": "text", "text": chunk}) for chunk in split_text(text)]
+        lines = [
+            encode_part_line({"kind": "text", "text": chunk})
+            for chunk in split_text(text, ASSISTANT_CONTENT_TEXT_MAX_CHARS)
+        ]
         return self._commit(lines) if lines else ""
 
     def _commit(self, lines: list[str]) -> str:

@@ -7,14 +7,15 @@ newline ("abc\\n"), which would let a line break into an id.
 import re
 from typing import Annotated, Final
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator
 
+from .limits import ASK_ERROR_CODE_MAX_CHARS, COMPONENT_KEY_MAX_CHARS, SAFE_ID_MAX_CHARS
 from .text_metrics import js_length
 
-SAFE_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-COMPONENT_KEY_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]{0,63}")
+SAFE_ID_PATTERN: Final = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:-]{{0,{SAFE_ID_MAX_CHARS - 1}}}")
+COMPONENT_KEY_PATTERN: Final = re.compile(rf"[a-z][a-z0-9-]{{0,{COMPONENT_KEY_MAX_CHARS - 1}}}")
 CODE_PATTERN: Final = re.compile(r"[A-Z][A-Z0-9_]*")
-ASK_ERROR_CODE_PATTERN: Final = re.compile(r"[A-Z][A-Z0-9_]{0,127}")
+ASK_ERROR_CODE_PATTERN: Final = re.compile(rf"[A-Z][A-Z0-9_]{{0,{ASK_ERROR_CODE_MAX_CHARS - 1}}}")
 
 
 def is_safe_id(value: object) -> bool:
@@ -52,8 +53,6 @@ SafeId = Annotated[str, _pattern_check(SAFE_ID_PATTERN, "SafeId")]
 ComponentKey = Annotated[str, _pattern_check(COMPONENT_KEY_PATTERN, "ComponentKey")]
 Code = Annotated[str, _pattern_check(CODE_PATTERN, "Code")]
 AskErrorCode = Annotated[str, _pattern_check(ASK_ERROR_CODE_PATTERN, "Ask error code")]
-NonNegativeInt = Annotated[int, Field(ge=0)]
-PositiveInt = Annotated[int, Field(gt=0)]
 
 
 def make_safe_id(value: str, fallback: str) -> str:

@@ -28,7 +28,10 @@ from .wire_model import StrictWireModel
 SOURCE_LIST_COMPONENT_KEY: Final = "source-list"
 SOURCE_LIST_OPEN_EVENT: Final = "open"
 
-_FORBIDDEN_CHARS: Final = re.compile(r"[\x00-\x1f\x7f\\]")
+URL_FORBIDDEN_CHARS: Final = re.compile(r"[\x00-\x1f\x7f\\]")
+"""C0 controls, DEL and backslash: never part of a URL this package lets through."""
+URL_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+"""A URL scheme at the start of a string (RFC 3986 `scheme ":"`), matched with `.match`."""
 _HTTP_SCHEME: Final = re.compile(r"https?://", re.IGNORECASE)
 _AUTHORITY_END: Final = re.compile(r"[/?#]")
 _HOST_LABEL: Final = re.compile(r"[A-Za-z0-9_-]{1,63}")
@@ -125,7 +128,7 @@ def is_portable_url(value: object) -> bool:
 def _is_portable_url(value: object) -> bool:
     if not isinstance(value, str) or not value:
         return False
-    if js_length(value) > PORTABLE_URL_MAX_CHARS or _FORBIDDEN_CHARS.search(value):
+    if js_length(value) > PORTABLE_URL_MAX_CHARS or URL_FORBIDDEN_CHARS.search(value):
         return False
     if value[0] == " " or value[-1] == " ":  # a browser strips these: not the URL as written
         return False

@@ -52,3 +52,22 @@ def js_slice(text: str, max_units: int) -> str:
             return text[:index]
         units += width
     return text
+
+
+def split_text(text: str, limit: int) -> list[str]:
+    """Cut `text` into pieces of at most `limit` UTF-16 units, never inside a surrogate pair.
+
+    Linear in the length of `text`. A piece is never empty: with `limit` 1 an astral
+    character still goes out whole (two units), as no valid cut exists inside it.
+    """
+    if text.isascii():
+        return [text[start : start + limit] for start in range(0, len(text), limit)]
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        piece = text[start : start + limit]
+        if js_length(piece) > limit:
+            piece = js_slice(piece, limit) or piece[:1]
+        pieces.append(piece)
+        start += len(piece)
+    return pieces

@@ -39,7 +39,7 @@ from starlette.types import Message, Receive, Scope, Send
 from ..docs_text import page_path_for
 from ..protocol import SiteConfig, parse_ask_request, parse_site_config
 from ..protocol.limits import ASK_REQUEST_MAX_BODY_BYTES, ASK_TEXT_DELTA_MAX_CHARS
-from ..protocol.text_metrics import js_is_blank, js_length, js_slice
+from ..protocol.text_metrics import js_is_blank, js_length, js_slice, split_text
 from ..protocol.wire_json import JSON_INVALID, dump_json, parse_json
 from .auth import Authenticator, Principal, RequestHead, anonymous
 from .generators import ChatTurn, ExtractiveGenerator, GenerationRequest, Generator
@@ -650,7 +650,7 @@ class AskEndpoint:
                         if stats.answer_chars > ASK_BACKEND_ANSWER_MAX_CHARS:
                             return ("ASK_GENERATION_FAILED", "too_long", False)
                         stats.answer.append(delta)
-                        for piece in _bounded_pieces(delta):
+                        for piece in split_text(delta, ASK_TEXT_DELTA_MAX_CHARS):
                             await emit({"type": "text", "delta": piece})
                 finally:
                     await _close_quietly(stream)
@@ -711,18 +711,6 @@ async def _close_quietly(stream: AsyncIterator[str]) -> None:
 
 def _error_event(code: str, message_key: str, retryable: bool) -> dict[str, Any]:
     return {"type": "error", "message": MESSAGES[message_key], "code": code, "retryable": retryable}
-
-
-def _bounded_pieces(delta: str) -> list[str]:
-    """A delta cut so each text event stays within the wire's 1,048,576-char bound."""
-    pieces: list[str] = []
-    while js_length(delta) > ASK_TEXT_DELTA_MAX_CHARS:
-        head = js_slice(delta, ASK_TEXT_DELTA_MAX_CHARS)
-        pieces.append(head)
-        delta = delta[len(head) :]
-    if delta:
-        pieces.append(delta)
-    return pieces
 
 
 def _raw(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:

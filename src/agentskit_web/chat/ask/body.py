@@ -27,7 +27,7 @@ from ...protocol.limits import (
     ASK_LINE_MAX_BYTES,
     ASSISTANT_CONTENT_TEXT_MAX_CHARS,
 )
-from ...protocol.text_metrics import js_length, js_slice, js_trim
+from ...protocol.text_metrics import js_trim, split_text
 from .projection import ProjectTool, project_valid_event
 
 StreamChunk = dict[str, str]
@@ -73,25 +73,6 @@ class BoundedContentEncoder:
                 raise ContentLimitExceeded(BYTE_LIMIT_MESSAGE) from None
             raise
         return encoded
-
-
-def split_text(text: str, limit: int = ASSISTANT_CONTENT_TEXT_MAX_CHARS) -> list[str]:
-    """Cut `text` into pieces of at most `limit` UTF-16 units, never inside a surrogate pair.
-
-    Linear in the length of `text` (the reference slices by code units and may
-    split a pair; a lone surrogate is not text, so a piece may be one unit short).
-    """
-    if text.isascii():
-        return [text[start : start + limit] for start in range(0, len(text), limit)]
-    pieces: list[str] = []
-    start = 0
-    while start < len(text):
-        piece = text[start : start + limit]
-        if js_length(piece) > limit:
-            piece = js_slice(piece, limit)
-        pieces.append(piece)
-        start += len(piece)
-    return pieces
 
 
 class _Sniffer:
@@ -294,7 +275,7 @@ class AskBodyReader:
                 self._encode_part({"kind": "component", "frame": projection["frame"]})
 
     def _encode_text(self, text: str) -> None:
-        for piece in split_text(text) if text else ():
+        for piece in split_text(text, ASSISTANT_CONTENT_TEXT_MAX_CHARS) if text else ():
             self._encode_part({"kind": "text", "text": piece})
 
     def _encode_part(self, part: dict[str, Any]) -> None:

@@ -30,7 +30,6 @@ from typing import Any, Final
 from ...protocol.content import (
     ASSISTANT_CONTENT_LIMIT_EXCEEDED,
     AssistantContentEncoder,
-    split_text,
 )
 from ...protocol.dates import format_memory_datetime, is_memory_datetime
 from ...protocol.diagnostics import ProtocolError
@@ -40,6 +39,7 @@ from ...protocol.limits import (
     MEMORY_DEFAULT_MAX_MESSAGES,
     MEMORY_DEFAULT_MAX_RECORD_BYTES,
 )
+from ...protocol.text_metrics import split_text
 from ..ask.projection import ProjectTool, project_ask_event
 from .web_storage import (
     ChatMemoryError,

@@ -17,13 +17,12 @@ Building a node that breaks a rule raises ValueError: only this package's
 code builds nodes, so a violation is a programming error, never user input.
 """
 
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Union
 
 from ...protocol.limits import PORTABLE_URL_MAX_CHARS
-from ...protocol.source_list import is_portable_url
+from ...protocol.source_list import URL_FORBIDDEN_CHARS, URL_SCHEME, is_portable_url
 from ...protocol.text_metrics import js_length
 
 ALLOWED_TAGS: Final = frozenset(
@@ -116,8 +115,10 @@ ALLOWED_ATTRIBUTES: Final = frozenset(
 )
 """Attribute names a node may carry: none of them runs code or loads anything but `src`."""
 
-_FORBIDDEN_URL_CHARS: Final = re.compile(r"[\x00-\x20\x7f\\]")
-_HAS_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+def _no_forbidden_url_chars(value: str) -> bool:
+    """Controls, DEL, backslash, and (in a fragment or image path) a space are all refused."""
+    return URL_FORBIDDEN_CHARS.search(value) is None and " " not in value
 
 
 def is_safe_fragment(value: object) -> bool:
@@ -126,7 +127,7 @@ def is_safe_fragment(value: object) -> bool:
         isinstance(value, str)
         and value.startswith("#")
         and js_length(value) <= PORTABLE_URL_MAX_CHARS
-        and _FORBIDDEN_URL_CHARS.search(value) is None
+        and _no_forbidden_url_chars(value)
     )
 
 
@@ -146,7 +147,7 @@ def is_relative_image(value: object) -> bool:
     """
     if not isinstance(value, str) or not value or js_length(value) > PORTABLE_URL_MAX_CHARS:
         return False
-    if _FORBIDDEN_URL_CHARS.search(value) or value.startswith("//"):
+    if not _no_forbidden_url_chars(value) or value.startswith("//"):
         return False
     if value[0] == "/":
         return True
@@ -154,7 +155,7 @@ def is_relative_image(value: object) -> bool:
         return False
     # `a:b` before any `/` is a scheme (`data:`, `javascript:`, `https:`): refused.
     head = value.split("/", 1)[0]
-    return _HAS_SCHEME.match(head) is None and ":" not in head
+    return URL_SCHEME.match(head) is None and ":" not in head
 
 
 Child = Union["Node", str]
