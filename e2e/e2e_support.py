@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import http.server
 import json
+import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Page
+
+from agentskit_web.server.static import LOOPBACK, media_type, static_headers
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -66,3 +71,65 @@ def save_artifact(name: str, data: Any) -> Path:
     path = ARTIFACTS / name
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
+
+
+# ---------------------------------------------------------------- scripted sites
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """The built site's files with the product's header policy, for scripted test servers.
+
+    Scripted Ask endpoints need byte-level control of timing (stalls, one byte at
+    a time), which a plain threaded handler gives; the static part still sends
+    exactly what `agentskit_web.server.static` sends.
+    """
+
+    protocol_version = "HTTP/1.1"
+
+    def end_headers(self) -> None:
+        for name, value in static_headers(self.path.split("?", 1)[0]).items():
+            if name != "Content-Type":
+                self.send_header(name, value)
+        super().end_headers()
+
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        return media_type(str(path)) or super().guess_type(path)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class BackgroundServer:
+    """An http.server running in a daemon thread: `start`/`stop` or `with`, and its `url`."""
+
+    def __init__(self, server: http.server.HTTPServer, name: str = "site") -> None:
+        self._server = server
+        self._name = name
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    def start(self) -> BackgroundServer:
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name=self._name, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()

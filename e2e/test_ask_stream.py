@@ -32,8 +32,8 @@ from playwright.sync_api import Browser, Page
 from agentskit_web.chat.ask.adapter import TIMEOUT_MESSAGE
 from agentskit_web.chat.ask.body import BYTE_LIMIT_MESSAGE, RECORD_LIMIT_MESSAGE
 from agentskit_web.protocol.limits import ASK_LINE_MAX_BYTES, ASSISTANT_CONTENT_MAX_RECORDS
-from agentskit_web.server.static import LOOPBACK, BackgroundServer, SiteHandler
-from e2e_support import BOOT_TIMEOUT_MS, Watch, save_artifact
+from agentskit_web.server.static import LOOPBACK
+from e2e_support import BOOT_TIMEOUT_MS, BackgroundServer, SiteHandler, Watch, save_artifact
 
 HARNESS_PATH = "/__e2e__/ask-harness.html"
 DISCONNECT_TIMEOUT_S = 10.0

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentskit_web.server.static import LOOPBACK, BackgroundServer, SiteHandler
+from agentskit_web.server.static import LOOPBACK
+from e2e_support import BackgroundServer, SiteHandler
 
 ASK_PATH = "/api/ask"
 

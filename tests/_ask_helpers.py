@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from agentskit_web.protocol import AskEventDecoder, parse_ask_event
+from agentskit_web.protocol import AskEventDecoder, ask_event_wire_or_none
 from agentskit_web.server.generators import GenerationRequest
 from agentskit_web.server.retrieval import Passage
 
@@ -130,7 +130,7 @@ def decode_stream(body: bytes, step: int = 1) -> list[dict[str, Any]]:
     lines = [line for line in body.split(b"\n") if line.strip()]
     assert len(lines) == len(events), "a streamed line was not a valid Ask event"
     for line in lines:
-        assert parse_ask_event(line) is not None
+        assert ask_event_wire_or_none(line) is not None
     return events
 
 

@@ -12,7 +12,7 @@ from agentskit_web.protocol import (
     AskErrorEvent,
     AskTextEvent,
     AskToolEvent,
-    parse_ask_event,
+    ask_event_wire_or_none,
 )
 from agentskit_web.protocol.limits import (
     ASK_ERROR_CODE_MAX_CHARS,
@@ -44,9 +44,9 @@ def tool(**changes: Any) -> dict[str, Any]:
     ],
 )
 def test_valid_events_round_trip(event: dict[str, Any]) -> None:
-    assert parse_ask_event(event) == event
-    assert parse_ask_event(json.dumps(event)) == event
-    assert parse_ask_event(json.dumps(event).encode()) == event
+    assert ask_event_wire_or_none(event) == event
+    assert ask_event_wire_or_none(json.dumps(event)) == event
+    assert ask_event_wire_or_none(json.dumps(event).encode()) == event
 
 
 @pytest.mark.parametrize(
@@ -76,7 +76,7 @@ def test_valid_events_round_trip(event: dict[str, Any]) -> None:
     ],
 )
 def test_invalid_events_are_none(event: dict[str, Any]) -> None:
-    assert parse_ask_event(event) is None
+    assert ask_event_wire_or_none(event) is None
 
 
 @pytest.mark.parametrize(
@@ -91,16 +91,16 @@ def test_invalid_events_are_none(event: dict[str, Any]) -> None:
     ],
 )
 def test_char_limits_at_and_past(field: str, limit: int, build: Any) -> None:
-    assert parse_ask_event(build("a" * limit)) is not None, field
-    assert parse_ask_event(build("a" * (limit + 1))) is None, field
+    assert ask_event_wire_or_none(build("a" * limit)) is not None, field
+    assert ask_event_wire_or_none(build("a" * (limit + 1))) is None, field
     # Limits are UTF-16 code units: an emoji counts two.
-    assert parse_ask_event(build(EMOJI * (limit // 2))) is not None, field
-    assert parse_ask_event(build(EMOJI * (limit // 2) + "a")) is None, field
+    assert ask_event_wire_or_none(build(EMOJI * (limit // 2))) is not None, field
+    assert ask_event_wire_or_none(build(EMOJI * (limit // 2) + "a")) is None, field
 
 
 def test_error_code_pattern_and_length() -> None:
     def ok(code: str) -> bool:
-        return parse_ask_event({"type": "error", "message": "m", "code": code}) is not None
+        return ask_event_wire_or_none({"type": "error", "message": "m", "code": code}) is not None
 
     assert ok("A") and ok("ASK_TIMEOUT") and ok("A1_") and ok("A" * ASK_ERROR_CODE_MAX_CHARS)
     for bad in (
@@ -126,15 +126,15 @@ def test_models_expose_the_wire_form() -> None:
     error = AskErrorEvent.model_validate({"type": "error", "message": "m", "retryable": False})
     assert error.to_wire() == {"type": "error", "message": "m", "retryable": False}
     event = AskToolEvent.model_validate(tool())
-    assert parse_ask_event(event) == tool()
+    assert ask_event_wire_or_none(event) == tool()
 
 
 def test_json_text_is_parsed_strictly() -> None:
-    assert parse_ask_event('{"type":"text","delta":"a","delta":"b"}') is None
-    assert parse_ask_event('{"type":"tool","id":"t","name":"n","args":{"x":NaN}}') is None
-    assert parse_ask_event(b'{"type":"text","delta":"\xff"}') is None
-    assert parse_ask_event("[" * 100_000) is None
-    assert parse_ask_event("") is None
+    assert ask_event_wire_or_none('{"type":"text","delta":"a","delta":"b"}') is None
+    assert ask_event_wire_or_none('{"type":"tool","id":"t","name":"n","args":{"x":NaN}}') is None
+    assert ask_event_wire_or_none(b'{"type":"text","delta":"\xff"}') is None
+    assert ask_event_wire_or_none("[" * 100_000) is None
+    assert ask_event_wire_or_none("") is None
 
 
 def test_hostile_host_objects_are_none_not_raised() -> None:
@@ -149,8 +149,8 @@ def test_hostile_host_objects_are_none_not_raised() -> None:
             raise RuntimeError("boom")
 
     for value in (cyclic, tool(args={"x": deep}), Weird(type="done"), object(), None, 3, [tool()]):
-        assert parse_ask_event(value) is None
-    assert parse_ask_event(tool(args={"x": float("nan")})) is None
+        assert ask_event_wire_or_none(value) is None
+    assert ask_event_wire_or_none(tool(args={"x": float("nan")})) is None
 
 
 _JSON = st.recursive(
@@ -182,7 +182,7 @@ _JSON = st.recursive(
     )
 )
 def test_parse_never_raises_and_valid_results_are_fixed_points(value: Any) -> None:
-    result = parse_ask_event(value)
+    result = ask_event_wire_or_none(value)
     if result is not None:
-        assert parse_ask_event(result) == result
-        assert parse_ask_event(json.dumps(result)) == result
+        assert ask_event_wire_or_none(result) == result
+        assert ask_event_wire_or_none(json.dumps(result)) == result

@@ -16,7 +16,7 @@ from agentskit_web.protocol.limits import (
     SOURCE_LIST_MAX_SOURCES,
     SOURCE_TITLE_MAX_CHARS,
 )
-from agentskit_web.protocol.source_list import is_portable_url, parse_source_list_props
+from agentskit_web.protocol.source_list import is_portable_url, source_list_props_or_none
 from agentskit_web.protocol.text_metrics import js_length
 
 EMOJI = "\U0001f600"  # 2 UTF-16 units
@@ -149,7 +149,7 @@ def test_cite_builds_a_source_list_frame() -> None:
         "fallback": {"kind": "source-list", "summary": "Sources: Install, API."},
     }
     assert decode_component_frame(frame).ok
-    assert parse_source_list_props(frame["props"]) is not None
+    assert source_list_props_or_none(frame["props"]) is not None
 
 
 def test_cite_skips_unusable_sources_keeping_original_ids() -> None:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from agentskit_web.protocol.ask_events import parse_ask_event
+from agentskit_web.protocol.ask_events import ask_event_wire_or_none
 from agentskit_web.server.ask_serve import StartupError
 from agentskit_web.server.demo_server import DemoConfig, DemoServer, create_demo_app
 
@@ -102,7 +102,7 @@ def test_the_ask_backend_answers_on_the_same_origin_from_the_published_docs(
     response = client.post(ASK, json=body)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/x-ndjson")
-    events = [parse_ask_event(line) for line in response.text.splitlines() if line]
+    events = [ask_event_wire_or_none(line) for line in response.text.splitlines() if line]
     assert all(event is not None for event in events)
     kinds = [event["type"] for event in events if event is not None]
     assert kinds[0] == "text" and kinds[-1] == "done" and kinds.count("tool") == 1

@@ -27,7 +27,7 @@ from agentskit_web.protocol.memory_record import (
     FrozenJsonObject,
     MemoryMessage,
     new_message,
-    parse_memory_record,
+    require_memory_record,
     validate_memory_messages,
 )
 
@@ -284,7 +284,7 @@ def test_result_is_plain_json_and_independent_of_the_input() -> None:
 
 
 def test_validated_models_are_deeply_immutable() -> None:
-    parsed = parse_memory_record(
+    parsed = require_memory_record(
         record(
             {**MESSAGE, "metadata": {"a": [1, {"b": 2}]}, "parts": [{"type": "text", "text": "t"}]}
         )

@@ -13,8 +13,8 @@ from agentskit_web.protocol.source_list import (
     SourceListProps,
     is_portable_url,
     is_valid_source_open,
-    parse_source_list_props,
     source_list_fallback,
+    source_list_props_or_none,
 )
 
 PROPS: dict[str, Any] = {
@@ -204,7 +204,7 @@ def test_props_are_strict() -> None:
     ):
         with pytest.raises(ValidationError):
             SourceListProps.model_validate(bad)
-        assert parse_source_list_props(bad) is None
+        assert source_list_props_or_none(bad) is None
 
 
 def _with_source(**changes: Any) -> dict[str, Any]:
@@ -240,7 +240,7 @@ def _with_source(**changes: Any) -> dict[str, Any]:
     ],
 )
 def test_props_bounds(props: dict[str, Any], ok: bool) -> None:
-    assert (parse_source_list_props(props) is not None) is ok
+    assert (source_list_props_or_none(props) is not None) is ok
 
 
 def test_parse_never_raises_on_hostile_input() -> None:
@@ -252,7 +252,7 @@ def test_parse_never_raises_on_hostile_input() -> None:
             raise RuntimeError("blocked")
 
     for value in (None, [], "x", Hostile(PROPS), object()):
-        assert parse_source_list_props(value) is None
+        assert source_list_props_or_none(value) is None
 
 
 def test_fallback_text() -> None:

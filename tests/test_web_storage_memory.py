@@ -33,8 +33,8 @@ from agentskit_web.chat.memory.web_storage import (
     WebStorageMemory,
     WebStorageMigration,
     create_web_storage_memory,
-    decode_memory_record,
     encode_memory_record,
+    stored_messages_or_none,
     within_byte_limit,
 )
 from agentskit_web.protocol.limits import (
@@ -229,7 +229,7 @@ def test_corrupt_canonical_falls_through_to_legacy() -> None:
     loaded = memory(storage).load_now()
     assert [m["content"] for m in loaded] == ["from legacy"]
     assert LEGACY not in storage
-    assert decode_memory_record(storage.get_item(KEY), MEMORY_DEFAULT_MAX_RECORD_BYTES) == loaded
+    assert stored_messages_or_none(storage.get_item(KEY), MEMORY_DEFAULT_MAX_RECORD_BYTES) == loaded
 
 
 def test_corrupt_canonical_on_read_only_storage_is_skipped_quietly() -> None:
@@ -536,7 +536,7 @@ def test_save_exactly_at_the_byte_limit_succeeds_and_one_past_fails() -> None:
     size = len(encode_memory_record(messages, 10**6).encode("utf-8"))
     at_limit = MemoryStorage()
     memory(at_limit, max_record_bytes=size).save_now(messages)
-    assert decode_memory_record(at_limit.get_item(KEY), size) == messages
+    assert stored_messages_or_none(at_limit.get_item(KEY), size) == messages
     past = MemoryStorage(initial={KEY: record([message(0)])})
     with pytest.raises(ChatMemoryError) as raised:
         memory(past, max_record_bytes=size - 1).save_now(messages)

@@ -5,8 +5,8 @@ from agentskit_web.chat.widget_config import (
     DEFAULT_HEADING,
     WidgetConfig,
     config_from_attributes,
-    parse_key_list,
-    parse_suggestions,
+    keys_from_attribute,
+    suggestions_from_attribute,
 )
 
 
@@ -57,16 +57,16 @@ def test_a_getter_like_get_attribute_works() -> None:
 
 def test_suggestions_are_bounded_to_eight_and_deduplicated() -> None:
     many = "|".join(f"Question {i}?" for i in range(20))
-    assert len(parse_suggestions(many)) == 8
-    assert parse_suggestions("A|A|B") == ("A", "B")
-    assert parse_suggestions("[broken json") == ("[broken json",)
-    assert parse_suggestions(None) == ()
-    long = parse_suggestions(["x" * 1_000])
+    assert len(suggestions_from_attribute(many)) == 8
+    assert suggestions_from_attribute("A|A|B") == ("A", "B")
+    assert suggestions_from_attribute("[broken json") == ("[broken json",)
+    assert suggestions_from_attribute(None) == ()
+    long = suggestions_from_attribute(["x" * 1_000])
     assert len(long[0]) == 256
-    emoji = parse_suggestions(["😀" * 200])
+    emoji = suggestions_from_attribute(["😀" * 200])
     assert len(emoji[0]) == 128  # 256 UTF-16 units, never half a pair
 
 
 def test_key_lists() -> None:
-    assert parse_key_list(None) == ()
-    assert parse_key_list("a,b  c,,a") == ("a", "b", "c")
+    assert keys_from_attribute(None) == ()
+    assert keys_from_attribute("a,b  c,,a") == ("a", "b", "c")

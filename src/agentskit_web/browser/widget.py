@@ -51,7 +51,7 @@ from ..chat.view.component_view import (
     NO_EVENT_VALUE,
     build_component_event,
 )
-from ..chat.widget_config import WidgetConfig, config_from_attributes, parse_suggestions
+from ..chat.widget_config import WidgetConfig, config_from_attributes, suggestions_from_attribute
 from .conversation_view import UI_TEXT, ConversationView
 from .dom_render import DomBuilder, UrlPolicy
 from .js_values import attribute, is_nullish, present
@@ -637,7 +637,7 @@ async def mount(
 def _with_suggestions(config: WidgetConfig, suggestions: Sequence[str]) -> WidgetConfig:
     from dataclasses import replace
 
-    return replace(config, suggestions=parse_suggestions(list(suggestions)))
+    return replace(config, suggestions=suggestions_from_attribute(list(suggestions)))
 
 
 async def _load_knowledge(widget: AskWidget, url: str) -> None:

@@ -62,7 +62,7 @@ class WidgetConfig:
     knowledge_url: str | None = None
 
 
-def parse_suggestions(value: object) -> tuple[str, ...]:
+def suggestions_from_attribute(value: object) -> tuple[str, ...]:
     """Starter questions from a JSON array of strings or a `|`-separated list (<= 8)."""
     items: list[object]
     if isinstance(value, list | tuple):
@@ -85,7 +85,7 @@ def parse_suggestions(value: object) -> tuple[str, ...]:
     return tuple(cleaned)
 
 
-def parse_key_list(value: str | None) -> tuple[str, ...]:
+def keys_from_attribute(value: str | None) -> tuple[str, ...]:
     """Storage keys separated by commas or whitespace, in order, without duplicates."""
     if not value:
         return ()
@@ -125,10 +125,10 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         persona=_optional(attribute("persona")),
         chat_id=chat_id,
         storage_key=_optional(attribute("storage-key")) or f"agentskit:ask:{chat_id}",
-        legacy_keys=parse_key_list(attribute("legacy-keys")),
+        legacy_keys=keys_from_attribute(attribute("legacy-keys")),
         storage=storage if storage in _STORAGES else "local",  # type: ignore[arg-type]
         theme=theme if theme in _THEMES else "auto",  # type: ignore[arg-type]
-        suggestions=parse_suggestions(attribute("suggestions") or ""),
+        suggestions=suggestions_from_attribute(attribute("suggestions") or ""),
         heading=_text(attribute("heading"), DEFAULT_HEADING),
         placeholder=_text(attribute("placeholder"), DEFAULT_PLACEHOLDER),
         disclaimer=_text(attribute("disclaimer"), DEFAULT_DISCLAIMER),

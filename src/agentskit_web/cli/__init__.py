@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-DEMO_PORT = 8000
-
 
 def _build(args: argparse.Namespace) -> int:
     from ..build import site as site_build
@@ -17,14 +15,15 @@ def _build(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from ..build.files import find_root
-    from ..server.static import serve_forever
+    from ..server.static import SITE_PORT, serve_forever
 
     dist = (args.dist or find_root() / "dist").resolve()
     if not (dist / "index.html").is_file():
         print(f"{dist} has no site yet: run `agentskit-web build` first", file=sys.stderr)
         return 1
-    print(f"Serving {dist} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)
-    serve_forever(dist, port=args.port)
+    port = SITE_PORT if args.port is None else args.port
+    print(f"Serving {dist} on http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
+    serve_forever(dist, port=port)
     return 0
 
 
@@ -33,10 +32,12 @@ def _demo(args: argparse.Namespace) -> int:
     from ..build.files import find_root
     from ..server.ask_serve import StartupError
     from ..server.demo_server import DemoConfig, serve_demo
+    from ..server.static import SITE_PORT
 
     status = 0 if args.no_build else _build(args)
     if status != 0:
         return status
+    port = SITE_PORT if args.port is None else args.port
     root = find_root()
     config = DemoConfig(
         dist=(args.dist or root / "dist").resolve(),
@@ -44,13 +45,13 @@ def _demo(args: argparse.Namespace) -> int:
         docs=root / "docs",
     )
     try:
-        serve_demo(config, port=args.port)
+        serve_demo(config, port=port)
     except StartupError as error:
         print(f"agentskit-web demo: {error}", file=sys.stderr)
         return 2
     except OSError as error:
         reason = error.strerror or str(error)
-        print(f"agentskit-web demo: cannot listen on port {args.port}: {reason}", file=sys.stderr)
+        print(f"agentskit-web demo: cannot listen on port {port}: {reason}", file=sys.stderr)
         return 2
     return 0
 
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         command = commands.add_parser(name, help=text)
         command.add_argument("--dist", type=Path, default=None)
-        command.add_argument("--port", type=int, default=DEMO_PORT)
+        command.add_argument("--port", type=int, default=None, help="default 8000")
         command.set_defaults(run=run)
         if name == "demo":
             command.add_argument(

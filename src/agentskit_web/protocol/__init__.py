@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 from ..lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from .ask_events import AskDoneEvent, AskErrorEvent, AskTextEvent, AskToolEvent, parse_ask_event
+    from .ask_events import (
+        AskDoneEvent,
+        AskErrorEvent,
+        AskTextEvent,
+        AskToolEvent,
+        ask_event_wire_or_none,
+    )
     from .ask_request import (
         AnswerEscalation,
         AskRequest,
@@ -70,7 +76,7 @@ _EXPORTS: dict[str, str] = {
     "KnowledgeArtifact": "knowledge",
     "normalize_knowledge_key": "ask_request",
     "parse_answer_envelope": "ask_request",
-    "parse_ask_event": "ask_events",
+    "ask_event_wire_or_none": "ask_events",
     "parse_ask_request": "ask_request",
     "parse_knowledge_artifact": "knowledge",
     "parse_site_config": "site_config",
@@ -103,6 +109,7 @@ __all__ = [
     "SessionSnapshot",
     "SiteConfig",
     "TurnSnapshotCursor",
+    "ask_event_wire_or_none",
     "create_snapshot_event",
     "decode_ask_events",
     "decode_assistant_content",
@@ -113,7 +120,6 @@ __all__ = [
     "is_bounded_json",
     "normalize_knowledge_key",
     "parse_answer_envelope",
-    "parse_ask_event",
     "parse_ask_request",
     "parse_knowledge_artifact",
     "parse_site_config",

@@ -92,11 +92,11 @@ _MODELS: Final[dict[str, type[AskEvent]]] = {
 _VALIDATION_ERRORS: Final = (ValidationError, ValueError, TypeError, RecursionError)
 
 
-def validate_ask_event(candidate: Any) -> AskEvent | None:
+def ask_event_or_none(candidate: Any) -> AskEvent | None:
     """The event model for an already-parsed JSON value, or None (unknown type, invalid).
 
     The caller guarantees `candidate` came from `parse_json` (bounded nesting);
-    hosts with their own objects use `parse_ask_event`.
+    hosts with their own objects use `ask_event_wire_or_none`.
     """
     if type(candidate) is not dict:
         return None
@@ -110,7 +110,7 @@ def validate_ask_event(candidate: Any) -> AskEvent | None:
         return None
 
 
-def parse_ask_event(data: Any) -> dict[str, Any] | None:
+def ask_event_wire_or_none(data: Any) -> dict[str, Any] | None:
     """The wire dict of one valid Ask event, or None; never raises.
 
     Accepts one JSON text (str or bytes, parsed strictly: duplicate keys,
@@ -128,7 +128,7 @@ def parse_ask_event(data: Any) -> dict[str, Any] | None:
             candidate = data
             if not check_structure(candidate, _HOST_OBJECT_LIMITS):
                 return None
-        event = validate_ask_event(candidate)
+        event = ask_event_or_none(candidate)
         return None if event is None else event.to_wire()
     except Exception:  # hostile objects may raise anything; inert
         return None

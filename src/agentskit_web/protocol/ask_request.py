@@ -342,7 +342,7 @@ def decode_deterministic(
         return DecodeResult.failure(DETERMINISTIC_INVALID)
 
 
-def validate_answer_envelope(candidate: dict[str, Any]) -> AnswerEnvelope:
+def require_answer_envelope(candidate: dict[str, Any]) -> AnswerEnvelope:
     """Validate a parsed envelope by its `outcome`; raises ValueError when invalid."""
     outcome = candidate.get("outcome")
     model = _ENVELOPES.get(outcome) if type(outcome) is str else None
@@ -364,7 +364,7 @@ def parse_answer_envelope(data: Any) -> DecodeResult:
         protocol=ANSWER_PROTOCOL,
         version=ANSWER_PROTOCOL_VERSION,
         max_bytes=ANSWER_ENVELOPE_MAX_BYTES,
-        validate=validate_answer_envelope,
+        validate=require_answer_envelope,
     )
 
 

@@ -44,7 +44,7 @@ import codecs
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .ask_events import validate_ask_event
+from .ask_events import ask_event_or_none
 from .diagnostics import AskDecodeResult
 from .limits import ASK_LINE_MAX_BYTES, ASK_MAX_RECORDS_PER_DECODE, ASK_PARTIAL_LINE_MAX_BYTES
 from .text_metrics import js_trim, utf8_length
@@ -85,7 +85,7 @@ def _decode_line(line: str, stats: AskStreamStats) -> dict[str, Any] | None:
     if not candidate:
         return None
     parsed = parse_json(candidate)
-    event = None if parsed is JSON_INVALID else validate_ask_event(parsed)
+    event = None if parsed is JSON_INVALID else ask_event_or_none(parsed)
     if event is None:
         stats.invalid_lines += 1
         return None

@@ -197,7 +197,7 @@ def _classify(candidate: Any, known_types: tuple[str, ...]) -> str | None:
     return None
 
 
-def validate_component_frame(candidate: Any) -> ComponentFrame | None:
+def component_frame_or_none(candidate: Any) -> ComponentFrame | None:
     """The frame for an already-parsed value (dict or model), or None; never raises."""
     try:
         if isinstance(candidate, ComponentFrame):
@@ -228,7 +228,7 @@ def decode_component_frame(data: Any) -> DecodeResult:
             return DecodeResult.failure(_FRAME_VERSION)
         if triage == "type":
             return DecodeResult.failure(_FRAME_TYPE)
-        frame = validate_component_frame(candidate)
+        frame = component_frame_or_none(candidate)
     except Exception:  # a decoder never raises
         return DecodeResult.failure(_FRAME_INVALID)
     return DecodeResult.failure(_FRAME_INVALID) if frame is None else DecodeResult.success(frame)
@@ -277,7 +277,7 @@ def decode_component_event(data: Any) -> DecodeResult:
 
 
 def _frame_identity(frame: ComponentFrame | dict[str, Any]) -> ComponentFrame:
-    validated = validate_component_frame(frame)
+    validated = component_frame_or_none(frame)
     if validated is None:
         raise ProtocolError(COMPONENT_INVALID_FRAME, _FRAME_INVALID.message)
     return validated

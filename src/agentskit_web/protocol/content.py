@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import ValidationError
 
-from .component import ComponentFrame, validate_component_frame
+from .component import ComponentFrame, component_frame_or_none
 from .diagnostics import ContentResult, Diagnostic, ProtocolError
 from .identifiers import js_chars
 from .limits import (
@@ -89,7 +89,7 @@ def _part_from_wire(record: Any) -> dict[str, Any] | None:
         if kind == "text" and type(kind) is str:
             return AssistantTextPart.model_validate(record).to_wire()
         if kind == "component" and type(kind) is str:
-            frame = validate_component_frame(record.get("frame"))
+            frame = component_frame_or_none(record.get("frame"))
             return None if frame is None else {"kind": "component", "frame": frame.to_wire()}
     except (ValidationError, ValueError, TypeError, RecursionError):
         return None

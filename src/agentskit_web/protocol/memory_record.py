@@ -223,7 +223,7 @@ def _try_parse(record: Any) -> MemoryRecord | None:
         return None
 
 
-def parse_memory_record(record: Any) -> MemoryRecord:
+def require_memory_record(record: Any) -> MemoryRecord:
     """Validate an untrusted record into an immutable model; raise `AK_CONFIG_INVALID` if not.
 
     The error is raised outside the `except` block so it carries no chained
@@ -237,12 +237,12 @@ def parse_memory_record(record: Any) -> MemoryRecord:
 
 def validate_memory_record(record: Any) -> dict[str, Any]:
     """The projected wire record `{"version": 1, "messages": [...]}` of a valid record."""
-    return parse_memory_record(record).to_wire()
+    return require_memory_record(record).to_wire()
 
 
 def validate_memory_messages(messages: Any) -> tuple[MemoryMessage, ...]:
     """Validate a bare message list exactly as the record `{"version": 1, "messages": ...}`."""
-    return parse_memory_record({"version": MEMORY_RECORD_VERSION, "messages": messages}).messages
+    return require_memory_record({"version": MEMORY_RECORD_VERSION, "messages": messages}).messages
 
 
 def _wire_message(message: Any) -> Any:

@@ -183,7 +183,7 @@ class SourceListProps(StrictWireModel):
         return self
 
 
-def parse_source_list_props(value: Any) -> SourceListProps | None:
+def source_list_props_or_none(value: Any) -> SourceListProps | None:
     """Validated props, or None; never raises."""
     if isinstance(value, SourceListProps):
         return value
@@ -202,7 +202,7 @@ def source_list_fallback(props: SourceListProps | dict[str, Any]) -> str:
 
     Raises ValueError on invalid props (callers pass props the manifest validated).
     """
-    parsed = parse_source_list_props(props)
+    parsed = source_list_props_or_none(props)
     if parsed is None:
         raise ValueError("invalid source-list props")
     return f"{parsed.label}: {', '.join(source.title for source in parsed.sources)}."
@@ -210,7 +210,7 @@ def source_list_fallback(props: SourceListProps | dict[str, Any]) -> str:
 
 def is_valid_source_open(props: SourceListProps | dict[str, Any], value: object) -> bool:
     """The `open` event rule: `value` is the id of a source that has a url. Never raises."""
-    parsed = parse_source_list_props(props)
+    parsed = source_list_props_or_none(props)
     if parsed is None or type(value) is not str:
         return False
     return any(source.id == value and source.url is not None for source in parsed.sources)

@@ -12,7 +12,6 @@ so it does not show up in `ps` or shell history.
 
 import argparse
 import os
-import socket
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from .generators import ExtractiveGenerator, Generator, OpenAICompatibleGenerato
 from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
 from .persistence import SessionStore
 from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
+from .static import bind_socket
 
 DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
@@ -116,23 +116,6 @@ def build_app(config: AskServeConfig) -> Starlette:
         )
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
-
-
-def bind_socket(host: str, port: int) -> socket.socket:
-    """A listening TCP socket (port 0 = any free port; read it back from getsockname).
-
-    The protocol must be IPPROTO_TCP explicitly: asyncio only disables Nagle
-    (TCP_NODELAY) on accepted sockets whose proto says TCP, and with Nagle on,
-    each streamed line after the first waits ~40 ms for the client's delayed ACK.
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(512)
-    sock.set_inheritable(True)
-    return sock
 
 
 def serve_ask(

@@ -1,25 +1,51 @@
-"""A small threaded static file server for `dist/`, bound to 127.0.0.1.
+"""Serving a built site: one header policy, one Starlette app, one way to run it.
 
-Used by `agentskit-web serve|demo`, the browser tests and the benchmark. The
-standard library handler is enough; what it lacks is the right MIME types for
-WebAssembly (streaming compilation requires `application/wasm`) and ES modules
-(`.mjs` must be JavaScript), a quiet log, and a clean start/stop API with a
-free port.
+`agentskit-web serve`, `make demo` (beside the Ask backend), the benchmarks and
+the browser tests all serve files through `SiteFiles`, so every one of them
+sends the same headers (`static_headers`):
+
+- the right types for the page: `application/wasm` (streaming compilation
+  needs it), `.mjs` as JavaScript, UTF-8 text;
+- `X-Content-Type-Options: nosniff`;
+- caching by name: a file whose name carries a content hash never changes, so
+  it is `public, max-age=31536000, immutable` (a second page asks nothing);
+  everything else is `no-cache` (revalidated, so a rebuilt site shows at once).
+
+`AppServer` runs any ASGI app under uvicorn in a background thread on a free
+loopback port (tests, benchmarks); `serve_app` runs one in the foreground
+until Ctrl-C or SIGTERM (the commands).
 """
 
 from __future__ import annotations
 
-import functools
-import http.server
-import sys
+import contextlib
+import os
+import re
+import signal
+import socket
 import threading
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import TracebackType
-from typing import Any, ClassVar, Self
+from types import FrameType, TracebackType
+from typing import Final, Self
 
-LOOPBACK = "127.0.0.1"
+import uvicorn
+from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.responses import FileResponse, Response
+from starlette.routing import BaseRoute, Mount
+from starlette.staticfiles import NotModifiedResponse, StaticFiles
+from starlette.types import ASGIApp, Scope
 
-MIME_TYPES = {
+LOOPBACK: Final = "127.0.0.1"
+SITE_PORT: Final = 8000
+"""The port `agentskit-web serve` and `make demo` listen on unless told otherwise."""
+SHUTDOWN_GRACE_SECONDS: Final = 3
+"""How long a stop waits for responses still streaming before it closes their connections."""
+START_TIMEOUT_SECONDS: Final = 30.0
+
+MIME_TYPES: Final[Mapping[str, str]] = {
     ".wasm": "application/wasm",
     ".mjs": "text/javascript",
     ".js": "text/javascript",
@@ -30,79 +56,150 @@ MIME_TYPES = {
     ".zip": "application/zip",
     ".ndjson": "application/x-ndjson",
     ".toml": "text/plain",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
     ".py": "text/x-python",
     ".map": "application/json",
     ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
 }
+IMMUTABLE: Final = "public, max-age=31536000, immutable"
+REVALIDATE: Final = "no-cache"
+HASHED_NAME: Final = re.compile(r"\.[0-9a-f]{12,64}\.[A-Za-z0-9]+$")
+"""`name.<hex content hash>.ext`: how `agentskit-web assets` names every file that can change."""
 
 
-class SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves one folder with correct types; logs nothing unless asked to."""
+def media_type(path: str) -> str | None:
+    """The Content-Type for a file name: ours first, text types with `charset=utf-8`."""
+    kind = MIME_TYPES.get(os.path.splitext(path)[1].lower())
+    if kind is None:
+        return None
+    if kind.startswith("text/") or kind in ("application/json", "application/x-ndjson"):
+        return f"{kind}; charset=utf-8"
+    return kind
 
-    extensions_map: ClassVar[dict[str, str]] = {  # type: ignore[misc]
-        **http.server.SimpleHTTPRequestHandler.extensions_map,
-        **MIME_TYPES,
+
+def is_content_hashed(path: str) -> bool:
+    """Whether the file's name carries its content hash (so its bytes can never change)."""
+    return HASHED_NAME.search(path) is not None
+
+
+def static_headers(path: str) -> dict[str, str]:
+    """The headers every server of this project sends with the file at `path`."""
+    headers = {
+        "Cache-Control": IMMUTABLE if is_content_hashed(path) else REVALIDATE,
+        "X-Content-Type-Options": "nosniff",
     }
-    verbose = False
-    # Keep-alive: the page fetches ~25 files; HTTP/1.0 would open a connection for each.
-    protocol_version = "HTTP/1.1"
-
-    def end_headers(self) -> None:
-        # Text types are UTF-8; revalidate so a rebuilt dist/ is picked up at once.
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        super().end_headers()
-
-    def guess_type(self, path: str | Any) -> str:
-        kind = super().guess_type(path)
-        if kind.startswith("text/") or kind == "application/json":
-            return f"{kind}; charset=utf-8"
-        return kind
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.verbose:
-            super().log_message(format, *args)
+    kind = media_type(path)
+    if kind is not None:
+        headers["Content-Type"] = kind
+    return headers
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class SiteFiles(StaticFiles):
+    """A built site's files with `static_headers` (and ETag/304 from Starlette)."""
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A browser closing a tab mid-download is normal, not a server error.
-        if isinstance(sys.exc_info()[1], ConnectionError | TimeoutError):
-            return
-        super().handle_error(request, client_address)
+    def file_response(
+        self,
+        full_path: os.PathLike[str] | str,
+        stat_result: os.stat_result,
+        scope: Scope,
+        status_code: int = 200,
+    ) -> Response:
+        headers = static_headers(str(full_path))
+        response = FileResponse(
+            full_path,
+            status_code=status_code,
+            stat_result=stat_result,
+            media_type=headers.pop("Content-Type", None),
+        )
+        response.headers.update(headers)
+        if self.is_not_modified(response.headers, Headers(scope=scope)):
+            return NotModifiedResponse(response.headers)
+        return response
 
 
-class BackgroundServer:
-    """An http.server running in a daemon thread: `start`/`stop` or `with`, and its `url`."""
+def create_static_app(root: Path, routes: list[BaseRoute] | None = None) -> Starlette:
+    """`root` served at `/` (with `index.html` for folders), after any `routes` given."""
+    if not (root / "index.html").is_file():
+        raise FileNotFoundError(f"{root} has no index.html: run `agentskit-web build` first")
+    return Starlette(routes=[*(routes or []), Mount("/", app=SiteFiles(directory=root, html=True))])
 
-    def __init__(self, server: http.server.HTTPServer, name: str = "site") -> None:
-        self._server = server
-        self._name = name
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket (port 0 = any free port; read it back from getsockname).
+
+    The protocol must be IPPROTO_TCP explicitly: asyncio only disables Nagle
+    (TCP_NODELAY) on accepted sockets whose proto says TCP, and with Nagle on,
+    each streamed line after the first waits ~40 ms for the client's delayed ACK.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(512)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def uvicorn_server(app: ASGIApp) -> uvicorn.Server:
+    """The uvicorn server every command and test runs: quiet, no lifespan, a short grace."""
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="off",
+            access_log=False,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
+        )
+    )
+
+
+class AppServer:
+    """`with AppServer(app) as server: server.url` — an ASGI app in a background thread."""
+
+    def __init__(self, app: ASGIApp, host: str = LOOPBACK, port: int = 0) -> None:
+        self.app = app
+        self._socket = bind_socket(host, port)
+        self.port = int(self._socket.getsockname()[1])
+        self._server = uvicorn_server(app)
         self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
 
     @property
     def url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
 
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def start(self) -> Self:
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=self._name, daemon=True
+            target=self._server.run,
+            kwargs={"sockets": [self._socket]},
+            name=type(self).__name__,
+            daemon=True,
         )
         self._thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"{type(self).__name__} did not start")
+            time.sleep(0.01)
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        """Stop serving: the port refuses connections afterwards."""
+        self._server.should_exit = True
         if self._thread is not None:
-            self._thread.join(timeout=5)
+            self._thread.join(timeout=SHUTDOWN_GRACE_SECONDS + 5)
+        self._socket.close()
 
     def __enter__(self) -> Self:
         return self.start()
@@ -116,29 +213,40 @@ class BackgroundServer:
         self.stop()
 
 
-class StaticSite(BackgroundServer):
-    """`with StaticSite(dist) as site: site.url` — serve in a background thread."""
+class StaticSite(AppServer):
+    """`with StaticSite(dist) as site: site.url` — a built site alone, in the background."""
 
-    def __init__(
-        self, root: Path, port: int = 0, host: str = LOOPBACK, verbose: bool = False
-    ) -> None:
-        if not (root / "index.html").is_file():
-            raise FileNotFoundError(f"{root} has no index.html: run `agentskit-web build`")
-        handler = functools.partial(_handler_class(verbose), directory=str(root))
+    def __init__(self, root: Path, port: int = 0, host: str = LOOPBACK) -> None:
         self.root = root
-        super().__init__(_Server((host, port), handler), name="static-site")
+        super().__init__(create_static_app(root), host=host, port=port)
 
 
-def _handler_class(verbose: bool) -> type[SiteHandler]:
-    return type("Handler", (SiteHandler,), {"verbose": verbose})
+def _interrupt(_signal: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
-def serve_forever(root: Path, port: int = 8000, verbose: bool = True) -> None:
-    """Serve until Ctrl-C (the `serve` and `demo` commands)."""
-    site = StaticSite(root, port=port, verbose=verbose)
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a command like Ctrl-C does (uvicorn re-raises it after its shutdown)."""
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        site._server.serve_forever()
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def serve_app(app: ASGIApp, sock: socket.socket) -> None:
+    """Serve on an already bound socket until Ctrl-C or SIGTERM; always closes the socket."""
+    try:
+        with _sigterm_as_interrupt():
+            uvicorn_server(app).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
-        site._server.server_close()
+        sock.close()
+
+
+def serve_forever(root: Path, host: str = LOOPBACK, port: int = SITE_PORT) -> None:
+    """`agentskit-web serve`: the built site alone until Ctrl-C."""
+    app = create_static_app(root)
+    serve_app(app, bind_socket(host, port))

@@ -13,7 +13,7 @@ sent back to the service as context.
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from ...protocol.ask_events import parse_ask_event
+from ...protocol.ask_events import ask_event_wire_or_none
 from ...protocol.component import ComponentFrame, decode_component_frame
 from ...protocol.content import decode_assistant_content
 from ...protocol.identifiers import make_safe_id
@@ -144,7 +144,7 @@ def project_valid_event(
 def _as_valid_event(event: object) -> dict[str, Any] | None:
     """The wire dict of a valid Ask event (dict, JSON text or model input), or None."""
     try:
-        return parse_ask_event(event)
+        return ask_event_wire_or_none(event)
     except Exception:  # untrusted input is inert (the parser never raises; belt and braces)
         return None
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ...protocol.limits import MEMORY_DEFAULT_MAX_RECORD_BYTES
-from .web_storage import Message, decode_memory_record
+from .web_storage import Message, stored_messages_or_none
 
 SyncAction = Literal["ignore", "defer", "replace"]
 
@@ -68,7 +68,7 @@ def decide_storage_sync(
         return SyncDecision("defer", last_known)
     if incoming is None:
         return SyncDecision("replace", None, [])
-    messages = decode_memory_record(incoming, max_record_bytes)
+    messages = stored_messages_or_none(incoming, max_record_bytes)
     if messages is None:
         return SyncDecision("ignore", last_known)
     return SyncDecision("replace", incoming, messages)

@@ -136,7 +136,7 @@ def encode_memory_record(messages: Sequence[Mapping[str, Any]], max_record_bytes
     return encoded
 
 
-def decode_memory_record(raw: object, max_record_bytes: int) -> list[Message] | None:
+def stored_messages_or_none(raw: object, max_record_bytes: int) -> list[Message] | None:
     """Messages of a stored canonical value: size check, strict parse, validate; else None."""
     if not isinstance(raw, str) or not within_byte_limit(raw, max_record_bytes):
         return None
@@ -234,7 +234,7 @@ class WebStorageMemory:
 
     def _read(self, candidate: str, raw: object) -> list[Message] | None:
         if candidate == self.key:
-            return decode_memory_record(raw, self.max_record_bytes)
+            return stored_messages_or_none(raw, self.max_record_bytes)
         if self.migration is None:
             return None
         if not isinstance(raw, str) or not within_byte_limit(raw, self.max_record_bytes):

@@ -1,0 +1,60 @@
+"""One header policy for every server of the project (server/static.py), over real HTTP."""
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentskit_web.server.static import (
+    IMMUTABLE,
+    REVALIDATE,
+    StaticSite,
+    is_content_hashed,
+    media_type,
+    static_headers,
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "hashed"),
+    [
+        ("runtime/pyodide.asm.0123456789ab.wasm", True),  # 12 hex digits: the shortest hash
+        ("runtime/pyodide.asm.0123456789a.wasm", False),  # 11: one short
+        ("agentskit-ask.js", False),
+        ("wheels/pydantic.ABCDEF012345.whl", False),  # upper case is not our hash form
+        ("a." + "f" * 64 + ".css", True),  # a full sha256
+        ("a." + "f" * 65 + ".css", False),  # one past it
+    ],
+)
+def test_content_hashed_names(name: str, hashed: bool) -> None:
+    assert is_content_hashed(name) is hashed
+    expected = IMMUTABLE if hashed else REVALIDATE
+    assert static_headers(name)["Cache-Control"] == expected
+
+
+def test_types_the_page_needs() -> None:
+    assert media_type("x.wasm") == "application/wasm"
+    assert media_type("x.mjs") == "text/javascript; charset=utf-8"
+    assert media_type("x.json") == "application/json; charset=utf-8"
+    assert media_type("x.unknown") is None
+    assert static_headers("x.css")["X-Content-Type-Options"] == "nosniff"
+
+
+def test_a_served_site_sends_the_policy(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<!doctype html><title>x</title>", encoding="utf-8")
+    (tmp_path / "app.0123456789abcdef.js").write_text("export {};", encoding="utf-8")
+    with StaticSite(tmp_path) as site:
+        page = httpx.get(site.url + "/")
+        script = httpx.get(site.url + "/app.0123456789abcdef.js")
+        again = httpx.get(site.url + "/", headers={"if-none-match": page.headers["etag"]})
+    assert page.status_code == 200
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert page.headers["cache-control"] == REVALIDATE
+    assert script.headers["cache-control"] == IMMUTABLE
+    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert again.status_code == 304
+
+
+def test_a_folder_without_a_site_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="agentskit-web build"):
+        StaticSite(tmp_path)
