@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import sys
 import tempfile
 import tomllib
@@ -15,7 +16,7 @@ from typing import Final
 
 from packaging.utils import canonicalize_name
 
-from .files import BuildError, Paths, copy_if_changed, prune, run_tool, sha256_file
+from .files import BuildError, Paths, prune, run_tool, sha256_file, write_if_changed
 from .pins import WheelPin
 
 
@@ -156,6 +157,12 @@ def _wheel_input(path: Path) -> bool:
 
 
 def write_wheel(spec: WheelSpec, src: Path, target: Path) -> None:
+    """Write `wheel_bytes(spec, src)` to `target`."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(wheel_bytes(spec, src))
+
+
+def wheel_bytes(spec: WheelSpec, src: Path) -> bytes:
     """A pure-Python wheel of `spec.members` with METADATA, WHEEL and a RECORD of sha256s."""
     dist_info = f"{canonicalize_name(spec.name).replace('-', '_')}-{spec.version}.dist-info"
     metadata = [
@@ -173,13 +180,14 @@ def write_wheel(spec: WheelSpec, src: Path, target: Path) -> None:
     record = [f"{name},sha256={_b64_digest(data)},{len(data)}" for name, data in files]
     record.append(f"{dist_info}/RECORD,,")
     files.append((f"{dist_info}/RECORD", ("\n".join(record) + "\n").encode()))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(target, "w") as archive:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in files:
             info = zipfile.ZipInfo(name, date_time=_WHEEL_DATE)
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             archive.writestr(info, data)
+    return buffer.getvalue()
 
 
 def _b64_digest(data: bytes) -> str:
@@ -193,10 +201,7 @@ def build_page_wheels(paths: Paths) -> tuple[bool, list[Path]]:
     built = []
     for spec in page_wheel_specs(paths.root):
         target = folder / spec.file_name
-        with tempfile.TemporaryDirectory(dir=paths.cache) as scratch:
-            staged = Path(scratch) / spec.file_name
-            write_wheel(spec, paths.root / "src", staged)
-            changed |= copy_if_changed(staged, target)
+        changed |= write_if_changed(target, wheel_bytes(spec, paths.root / "src"))
         built.append(target)
     changed |= prune(folder, built)
     return changed, built
