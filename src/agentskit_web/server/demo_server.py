@@ -34,7 +34,14 @@ from starlette.types import Scope
 
 from ..docs_site import DOCS_EXCLUDE
 from .ask_app import DEFAULT_PATH, ask_route
-from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, bind_socket, build_app
+from .ask_serve import (
+    DEMO_PACE_SECONDS,
+    AskServeConfig,
+    StartupError,
+    bind_socket,
+    build_app,
+    uvicorn_config,
+)
 from .static_site import LOOPBACK, MIME_TYPES
 
 DEMO_PORT: Final = 8000
@@ -105,14 +112,9 @@ def create_demo_app(config: DemoConfig) -> Starlette:
 
 
 def _server(app: Starlette) -> uvicorn.Server:
+    """The demo runs with the backend's own protections (request deadline, no proxy trusted)."""
     return uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            lifespan="off",
-            access_log=False,
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-        )
+        uvicorn_config(app, AskServeConfig(), timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
     )
 
 
