@@ -5,6 +5,7 @@ import io
 import json
 import math
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -315,7 +316,8 @@ def test_hostile_content_round_trips() -> None:
 def test_corrupt_rows_raise_persistence_error(stored: str) -> None:
     store = SessionStore()
     store._db.execute(
-        "INSERT INTO ask_sessions VALUES ('site', 'alice', 'session-1', 3, ?)", (stored,)
+        "INSERT INTO ask_sessions VALUES ('site', 'alice', 'session-1', 3, ?, ?)",
+        (stored, time.time()),
     )
     with pytest.raises(PersistenceError):
         store.load_sync(KEY)

@@ -40,7 +40,7 @@ from .auth import Authenticator, anonymous, bearer_tokens, load_token_file
 from .connection_guard import REQUEST_READ_TIMEOUT_SECONDS, guarded_h11_protocol
 from .generators import ExtractiveGenerator, Generator, OpenAICompatibleGenerator
 from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
-from .persistence import SessionStore
+from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, SessionStore
 from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
 
 DEFAULT_PORT: Final = 8001
@@ -85,6 +85,9 @@ class AskServeConfig:
     body_timeout: float = ASK_BODY_TIMEOUT_SECONDS
     request_read_timeout: float = REQUEST_READ_TIMEOUT_SECONDS
     limit_concurrency: int = SERVER_LIMIT_CONCURRENCY
+    session_ttl: float = SESSION_TTL_SECONDS
+    max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT
+    openai_allow_http: bool = False
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -111,7 +114,12 @@ def _generator(config: AskServeConfig) -> Generator:
                 f"${config.api_key_env}."
             )
         try:
-            return OpenAICompatibleGenerator(config.openai_url, key, config.openai_model)
+            return OpenAICompatibleGenerator(
+                config.openai_url,
+                key,
+                config.openai_model,
+                allow_insecure_http=config.openai_allow_http,
+            )
         except ValueError as error:
             raise StartupError(str(error)) from error
     raise StartupError(f"Unknown generator {config.generator!r} (extractive or openai).")
@@ -133,7 +141,11 @@ def build_app(config: AskServeConfig) -> Starlette:
             generator=_generator(config),
             authenticate=_authenticator(config),
             rate_limiter=TokenBucketLimiter(config.rate_capacity, config.rate_refill),
-            session_store=SessionStore(config.sessions_db),
+            session_store=SessionStore(
+                config.sessions_db,
+                ttl_seconds=config.session_ttl,
+                max_sessions_per_subject=config.max_sessions_per_subject,
+            ),
             metrics=metrics,
             index_database=config.index_db,
             docs_exclude=config.exclude,
@@ -246,10 +258,27 @@ def _parser() -> argparse.ArgumentParser:
     add("--rate-refill", type=float, default=DEFAULT_REFILL_PER_SECOND, help="tokens/second")
     add("--metrics-file", type=Path, help="append privacy-safe metrics as JSON lines")
     add("--sessions-db", default=":memory:", help="SQLite file for saved conversations")
+    add(
+        "--session-ttl",
+        type=float,
+        default=SESSION_TTL_SECONDS,
+        help="seconds a saved conversation is kept after its last answer",
+    )
+    add(
+        "--max-sessions-per-subject",
+        type=int,
+        default=SESSION_MAX_PER_SUBJECT,
+        help="saved conversations kept per caller (all anonymous readers are one caller)",
+    )
     add("--index-db", default=":memory:", help="SQLite file for the search index")
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
     add("--openai-model", help="model name sent to the endpoint")
+    add(
+        "--openai-allow-http",
+        action="store_true",
+        help="allow a plain-http --openai-url on a host other than loopback (the key is sent)",
+    )
     add("--api-key-env", default=DEFAULT_API_KEY_ENV, help="environment variable with the key")
     add("--pace", type=float, default=DEMO_PACE_SECONDS, help="seconds between extractive deltas")
     add("--cors-origin", action="append", default=[], help="allow this browser origin (repeat)")
@@ -311,6 +340,9 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         body_timeout=args.body_timeout,
         request_read_timeout=args.request_read_timeout,
         limit_concurrency=args.limit_concurrency,
+        session_ttl=args.session_ttl,
+        max_sessions_per_subject=args.max_sessions_per_subject,
+        openai_allow_http=args.openai_allow_http,
     )
 
 
