@@ -18,6 +18,7 @@ from agentskit_web.server.ask_serve import AskServeConfig, StartupError, uvicorn
 from agentskit_web.server.auth import Principal, RequestHead, anonymous, bearer_tokens
 from agentskit_web.server.rate_limit import (
     AUTH_FAILURE_CAPACITY,
+    AUTH_FAILURE_REFILL_PER_SECOND,
     DEFAULT_CAPACITY,
     TokenBucketLimiter,
     client_rate_key,
@@ -158,6 +159,33 @@ def test_failed_authentications_are_limited_per_address_before_the_token_is_chec
     }
     assert int(refused.headers["retry-after"]) >= 1
     assert refused.headers["connection"] == "close"
+
+
+def test_the_default_failure_allowance_refills_one_guess_every_ten_seconds(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    app = quick_app(tmp_path, authenticate=bearer_tokens({"right-token": "alice"}), clock=clock)
+    assert AUTH_FAILURE_REFILL_PER_SECOND == 0.1
+
+    def guess() -> tuple[int, str | None]:
+        async def run() -> tuple[int, str | None]:
+            transport = httpx.ASGITransport(app=app, client=("198.51.100.9", 40_000))
+            async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+                reply = await client.post(
+                    "/api/ask", json=ask_body(), headers={"authorization": "Bearer guess"}
+                )
+                return reply.status_code, reply.headers.get("retry-after")
+
+        return asyncio.run(run())
+
+    assert [guess()[0] for _ in range(AUTH_FAILURE_CAPACITY)] == [401] * AUTH_FAILURE_CAPACITY
+    assert guess() == (429, "10")
+    clock.advance(9)
+    assert guess() == (429, "1")
+    clock.advance(1)
+    assert guess()[0] == 401  # one guess regained after 10 s, and spent
+    assert guess()[0] == 429
 
 
 def test_successful_authentications_spend_nothing_of_the_failure_allowance(

@@ -44,9 +44,9 @@ def test_defaults_are_thirty_days_and_ten_thousand_sessions() -> None:
 
 def test_a_record_is_kept_for_its_ttl_and_gone_one_second_past_it() -> None:
     clock = FakeClock()
-    store = store_with(clock, ttl_seconds=100)
+    store = store_with(clock)
     store.save_sync(key("s"), 0, TURN)
-    clock.advance(100)  # exactly the TTL since its last write: kept
+    clock.advance(SESSION_TTL_SECONDS)  # exactly the TTL since its last write: kept
     assert store.load_sync(key("s")).revision == 1
     clock.advance(1)
     assert store.load_sync(key("s")).revision == 0  # expired: a new, empty conversation

@@ -113,12 +113,14 @@ class TokenBucketLimiter:
                     return RateDecision(False, wait)
                 bucket = _Bucket(tokens=float(self.capacity), updated=now)
                 self._buckets[key] = bucket
+            elif not spend:
+                return self._decide(self._tokens_at(bucket, now), cost)
             else:
                 self._buckets.move_to_end(key)
             bucket.tokens = self._tokens_at(bucket, now)
             bucket.updated = max(bucket.updated, now)
             decision = self._decide(bucket.tokens, cost)
-            if spend and decision.allowed:
+            if decision.allowed:
                 bucket.tokens -= cost
             return decision
 
