@@ -63,14 +63,13 @@ class GuardedH11Protocol(H11Protocol):
         self._stop_timer()
         super().connection_lost(exc)
 
-    @property
-    def reading_request(self) -> bool:
-        """True while the deadline runs: part (or none) of the next request has arrived."""
-        return self._read_timer is not None
-
     def _follow_request(self) -> None:
         """Start the deadline when a request is awaited, stop it once one is read whole."""
-        if self.conn.their_state in _REQUEST_READ or self.transport.is_closing():
+        if (
+            self.conn.their_state in _REQUEST_READ
+            or self.transport.is_closing()
+            or self.transport.get_protocol() is not self  # upgraded to a WebSocket
+        ):
             self._stop_timer()
         elif self._read_timer is None:
             self._read_timer = self.loop.call_later(self.read_timeout, self._deadline_passed)
