@@ -272,3 +272,15 @@ def test_a_body_sent_in_pieces_within_the_deadline_is_read(tmp_path: Path) -> No
     assert reply.startswith(b"HTTP/1.1 200 OK\r\n")
     assert b'"type":"done"' in reply
     assert ASK_BODY_TIMEOUT_SECONDS == 10.0
+
+
+def test_an_unfinished_head_past_16_kib_is_refused_at_once(tmp_path: Path) -> None:
+    """uvicorn's h11 bound on an unfinished request head stays in force under the guard."""
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"))
+    with ThreadedUvicorn(app, AskServeConfig(request_read_timeout=30.0)) as server:
+        started = time.monotonic()
+        with connect(server.port) as sock:
+            sock.sendall(HEAD + b"X-Padding: " + b"a" * 17_000)  # no end of head
+            when, received = read_until_closed({sock: started}, LATE)[sock]
+    assert received.startswith(b"HTTP/1.1 400 ")
+    assert when - started < 30.0  # refused for its size, not by the read deadline
