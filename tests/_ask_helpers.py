@@ -267,20 +267,29 @@ async def call_asgi(
 
 
 class ThreadedUvicorn:
-    """A real uvicorn server for `app` on 127.0.0.1, a free port, in a background thread."""
+    """A real uvicorn server for `app` on 127.0.0.1, a free port, in a background thread.
 
-    def __init__(self, app: Any) -> None:
+    `config` (an `AskServeConfig`) runs it with exactly the settings `serve-ask`
+    uses (`ask_serve.uvicorn_config`); without it, uvicorn's defaults.
+    """
+
+    def __init__(self, app: Any, config: Any = None) -> None:
         import socket
         import threading
 
         import uvicorn
 
+        from agentskit_web.server.ask_serve import uvicorn_config
+
         self.socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.socket.bind(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-        self.server = uvicorn.Server(config)
+        if config is None:
+            settings = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+        else:
+            settings = uvicorn_config(app, config)
+        self.server = uvicorn.Server(settings)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.socket]}, daemon=True
         )

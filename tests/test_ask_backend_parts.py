@@ -5,6 +5,7 @@ import io
 import json
 import math
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,12 @@ from agentskit_web.server.persistence import (
     StoredMessage,
     record_to_wire,
 )
-from agentskit_web.server.rate_limit import TokenBucketLimiter
+from agentskit_web.server.rate_limit import (
+    DEFAULT_MAX_CLIENTS,
+    IPV6_CLIENT_PREFIX_LENGTH,
+    TokenBucketLimiter,
+    client_rate_key,
+)
 
 # --------------------------------------------------------------------------- rate limit
 
@@ -68,12 +74,94 @@ def test_bucket_never_exceeds_capacity_and_retry_after_is_at_least_one() -> None
 
 def test_clients_have_separate_buckets_and_the_table_is_bounded() -> None:
     clock = FakeClock()
-    limiter = TokenBucketLimiter(1, 0.001, max_clients=3, clock=clock.monotonic)
-    for client in "abcd":
+    limiter = TokenBucketLimiter(1, 0.5, max_clients=3, clock=clock.monotonic)
+    for client in "abc":
         assert limiter.take(client).allowed
-    assert len(limiter) == 3  # "a", least recently seen, was forgotten
-    assert limiter.take("a").allowed  # forgotten = fresh bucket
-    assert not limiter.take("d").allowed
+    assert len(limiter) == 3
+    # At the bound every bucket is spent: a new client is refused rather than
+    # anybody forgotten, and told when the first bucket is full again.
+    refused = limiter.take("d")
+    assert (refused.allowed, refused.retry_after_seconds) == (False, 2)
+    assert len(limiter) == 3 and not limiter.take("a").allowed
+    clock.advance(2.0)  # every bucket is full again: full buckets can be forgotten
+    assert limiter.take("d").allowed
+    assert len(limiter) <= 3
+
+
+def test_cycling_ten_thousand_keys_never_evicts_a_throttled_client() -> None:
+    clock = FakeClock()
+    limiter = TokenBucketLimiter(20, 0.5, clock=clock.monotonic)
+    assert DEFAULT_MAX_CLIENTS == 10_000
+    for _ in range(20):
+        limiter.take("ip:198.51.100.7")
+    assert not limiter.take("ip:198.51.100.7").allowed
+    others = [limiter.take(f"ip:other-{n}").allowed for n in range(DEFAULT_MAX_CLIENTS)]
+    # 9,999 others fit beside the throttled client (the table at its bound); the
+    # 10,000th finds only spent buckets and is refused instead of evicting anybody.
+    assert others == [True] * (DEFAULT_MAX_CLIENTS - 1) + [False]
+    assert len(limiter) == DEFAULT_MAX_CLIENTS
+    assert not limiter.take("ip:198.51.100.7").allowed
+
+
+def test_only_full_buckets_are_forgotten_at_the_bound() -> None:
+    clock = FakeClock()
+    limiter = TokenBucketLimiter(4, 0.5, max_clients=3, clock=clock.monotonic)
+    for _ in range(4):
+        limiter.take("throttled")
+    limiter.take("b")
+    limiter.take("c")
+    clock.advance(2.0)  # b and c are full again (one token back); "throttled" has one of four
+    assert limiter.take("new").allowed  # at the bound: room made by forgetting full buckets
+    assert len(limiter) == 2  # throttled + new; b and c carried no information
+    assert limiter.take("throttled").allowed  # its one token, then nothing: not a fresh bucket
+    assert not limiter.take("throttled").allowed
+
+
+def test_a_table_of_spent_buckets_is_not_rescanned_for_every_new_key() -> None:
+    clock = FakeClock()
+    limiter = TokenBucketLimiter(1, 0.5, max_clients=2, clock=clock.monotonic)
+    limiter.take("a")
+    limiter.take("b")
+    assert not limiter.take("c").allowed
+    clock.advance(1.0)
+    assert limiter.take("d").retry_after_seconds == 1  # remembered: nothing is full before t+2
+    clock.advance(1.0)
+    assert limiter.take("d").allowed
+
+
+def test_peek_spends_and_remembers_nothing() -> None:
+    limiter = TokenBucketLimiter(1, 0.5, clock=FakeClock().monotonic)
+    assert limiter.peek("a").allowed and len(limiter) == 0
+    limiter.take("a")
+    assert not limiter.peek("a").allowed
+    assert limiter.peek("a").retry_after_seconds == 2
+
+
+@pytest.mark.parametrize(
+    ("host", "key"),
+    [
+        ("198.51.100.4", "ip:198.51.100.4"),
+        ("2001:db8:1:2:aaaa::1", "ip6:2001:db8:1:2::/64"),
+        ("2001:db8:1:2:ffff:ffff:ffff:ffff", "ip6:2001:db8:1:2::/64"),
+        ("2001:db8:1:3::1", "ip6:2001:db8:1:3::/64"),
+        ("::ffff:198.51.100.4", "ip:198.51.100.4"),
+        ("fe80::1%eth0", "ip6:fe80::/64"),
+        ("/run/ask.sock", "ip:/run/ask.sock"),
+        (None, "ip:unknown"),
+        ("", "ip:unknown"),
+    ],
+)
+def test_client_rate_key_groups_ipv6_by_64(host: str | None, key: str) -> None:
+    assert client_rate_key(host) == key
+    assert IPV6_CLIENT_PREFIX_LENGTH == 64
+
+
+def test_one_ipv6_64_shares_one_bucket() -> None:
+    limiter = TokenBucketLimiter(3, 0.001, clock=FakeClock().monotonic)
+    hosts = [f"2001:db8:0:7::{n:x}" for n in range(1, 5)]
+    allowed = [limiter.take(client_rate_key(host)).allowed for host in hosts]
+    assert allowed == [True, True, True, False]
+    assert limiter.take(client_rate_key("2001:db8:0:8::1")).allowed  # the next /64 is another
 
 
 def test_a_clock_going_backwards_does_not_mint_tokens() -> None:
@@ -230,7 +318,8 @@ def test_hostile_content_round_trips() -> None:
 def test_corrupt_rows_raise_persistence_error(stored: str) -> None:
     store = SessionStore()
     store._db.execute(
-        "INSERT INTO ask_sessions VALUES ('site', 'alice', 'session-1', 3, ?)", (stored,)
+        "INSERT INTO ask_sessions VALUES ('site', 'alice', 'session-1', 3, ?, ?)",
+        (stored, time.time()),
     )
     with pytest.raises(PersistenceError):
         store.load_sync(KEY)

@@ -56,6 +56,8 @@ def backend_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
         "0",
         "--rate-capacity",
         "1000",
+        "--max-streams-per-client",
+        "50",
         "--metrics-file",
         str(metrics),
     ]
@@ -230,7 +232,11 @@ def test_concurrent_answers_on_one_session_never_overwrite(tmp_path: Path) -> No
     store = SessionStore()
     generator = ScriptedGenerator(pieces=("part ", "answer"), delay=0.02)
     app = create_ask_app(
-        site(persistence__mode="required"), docs, generator=generator, session_store=store
+        site(persistence__mode="required"),
+        docs,
+        generator=generator,
+        session_store=store,
+        max_streams_per_client=10,  # ten at once from one address
     )
     with ThreadedUvicorn(app) as server:
 

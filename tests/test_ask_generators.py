@@ -252,6 +252,48 @@ def test_only_http_urls_are_accepted() -> None:
         OpenAICompatibleGenerator("file:///etc/passwd", KEY, "ok")
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://api.example.com/v1",
+        "https://10.0.0.5/v1",
+        "http://127.0.0.1:8080/v1",
+        "http://127.9.9.9/v1",
+        "http://localhost:8080/v1",
+        "http://LOCALHOST./v1",
+        "http://[::1]:8080/v1",
+    ],
+)
+def test_https_anywhere_and_plain_http_on_loopback_are_accepted(url: str) -> None:
+    assert OpenAICompatibleGenerator(url, KEY, "m").url == url.rstrip("/") + "/chat/completions"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://api.example.com/v1",
+        "http://10.0.0.5:8080/v1",
+        "http://[2001:db8::1]/v1",
+        "http://127.0.0.1.example.com/v1",  # a name, not the loopback literal
+        "http://localhost.example.com/v1",
+        "http://0.0.0.0:8080/v1",
+    ],
+)
+def test_plain_http_to_another_host_is_refused_unless_allowed(url: str) -> None:
+    with pytest.raises(ValueError, match="--openai-allow-http"):
+        OpenAICompatibleGenerator(url, KEY, "m")
+    allowed = OpenAICompatibleGenerator(url, KEY, "m", allow_insecure_http=True)
+    assert allowed.url.startswith("http://")
+
+
+@pytest.mark.parametrize(
+    "url", ["https://user:pass@api.example.com/v1", "http:///v1", "https://", "ftp://x/v1"]
+)
+def test_malformed_or_credentialed_urls_are_refused(url: str) -> None:
+    with pytest.raises(ValueError):
+        OpenAICompatibleGenerator(url, KEY, "m", allow_insecure_http=True)
+
+
 def test_history_is_bounded() -> None:
     history = [ChatTurn("user", f"q{i}") for i in range(30)]
     messages = chat_messages(GenerationRequest("now", [PASSAGE], history))

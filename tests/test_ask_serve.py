@@ -11,12 +11,12 @@ from agentskit_web.bench.backend import AskBenchResult, format_table, run_ask_be
 from agentskit_web.server.ask_serve import (
     AskServeConfig,
     StartupError,
-    bind_socket,
     build_app,
     config_from_args,
     main,
 )
 from agentskit_web.server.generators import ExtractiveGenerator, OpenAICompatibleGenerator
+from agentskit_web.server.static import bind_socket
 
 
 @pytest.fixture
@@ -95,6 +95,72 @@ def test_cli_flags_map_onto_the_config() -> None:
     assert config.cors_origins == ["https://a", "https://b"]
     assert config.exclude == ["design/*"]
     assert (config.rate_capacity, config.pace_seconds, config.generator) == (5, 0.0, "openai")
+
+
+def test_hardening_flags_map_onto_the_config_and_the_app(config: AskServeConfig) -> None:
+    import argparse
+
+    from agentskit_web.server.ask_serve import _parser
+
+    args: argparse.Namespace = _parser().parse_args(
+        ["--trusted-proxy", "10.0.0.5", "--trusted-proxy", "fd00::/8",
+         "--max-streams-per-client", "2", "--body-timeout", "3.5",
+         "--request-read-timeout", "7", "--limit-concurrency", "64",
+         "--session-ttl", "600", "--max-sessions-per-subject", "50", "--openai-allow-http"]
+    )  # fmt: skip
+    parsed = config_from_args(args)
+    assert parsed.trusted_proxies == ["10.0.0.5", "fd00::/8"]
+    assert (parsed.max_streams_per_client, parsed.body_timeout) == (2, 3.5)
+    assert (parsed.request_read_timeout, parsed.limit_concurrency) == (7.0, 64)
+    assert (parsed.session_ttl, parsed.max_sessions_per_subject) == (600.0, 50)
+    assert parsed.openai_allow_http is True
+    defaults = config_from_args(_parser().parse_args([]))
+    assert defaults.trusted_proxies == [] and defaults.openai_allow_http is False
+
+    config.max_streams_per_client, config.body_timeout = 2, 3.5
+    config.session_ttl, config.max_sessions_per_subject = 600.0, 50
+    config.sessions_db = ":memory:"
+    endpoint = build_app(config).state.ask
+    assert (endpoint.max_streams_per_client, endpoint.body_timeout) == (2, 3.5)
+    # The site in this fixture does not save conversations; the store is built all the same.
+    site_file = config.site
+    site_file.write_text(json.dumps(site(persistence__mode="required")))
+    store = build_app(config).state.ask.session_store
+    assert (store.ttl_seconds, store.max_sessions_per_subject) == (600.0, 50)
+
+
+def test_server_settings_are_the_guarded_ones(config: AskServeConfig) -> None:
+    from agentskit_web.server.ask_serve import (
+        SERVER_KEEP_ALIVE_SECONDS,
+        SERVER_LIMIT_CONCURRENCY,
+        uvicorn_config,
+    )
+    from agentskit_web.server.connection_guard import (
+        REQUEST_READ_TIMEOUT_SECONDS,
+        GuardedH11Protocol,
+    )
+
+    settings = uvicorn_config(build_app(config), config)
+    assert isinstance(settings.http, type) and issubclass(settings.http, GuardedH11Protocol)
+    assert settings.http.read_timeout == REQUEST_READ_TIMEOUT_SECONDS == 15.0
+    assert settings.limit_concurrency == SERVER_LIMIT_CONCURRENCY == 512
+    assert settings.timeout_keep_alive == SERVER_KEEP_ALIVE_SECONDS
+    assert settings.proxy_headers is False
+    config.request_read_timeout = 0
+    with pytest.raises(StartupError):
+        uvicorn_config(build_app(config), config)
+
+
+def test_plain_http_to_a_remote_completion_endpoint_needs_the_explicit_flag(
+    config: AskServeConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENTSKIT_ASK_API_KEY", "sk-from-env")
+    config.generator, config.openai_model = "openai", "m"
+    config.openai_url = "http://llm.internal.example:8080/v1"
+    with pytest.raises(StartupError, match="--openai-allow-http"):
+        build_app(config)
+    config.openai_allow_http = True
+    assert isinstance(build_app(config).state.ask.generator, OpenAICompatibleGenerator)
 
 
 def test_listening_socket_is_tcp_with_nodelay() -> None:

@@ -7,6 +7,7 @@ body chunk it hands out.
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -825,7 +826,8 @@ def test_sessions_are_keyed_by_subject(docs: Path) -> None:
 def test_corrupt_session_record_is_500_internal(docs: Path) -> None:
     store = SessionStore()
     store._db.execute(
-        "INSERT INTO ask_sessions VALUES ('test-site', 'anonymous', 's-3', 1, 'not json')"
+        "INSERT INTO ask_sessions VALUES ('test-site', 'anonymous', 's-3', 1, 'not json', ?)",
+        (time.time(),),
     )
     reply = post(persistent_app(docs, store), ask_body(sessionId="s-3"))
     assert reply.status == 500

@@ -27,6 +27,9 @@ P = ASSISTANT_CONTENT_PREFIX
 MAX_BYTES = limits.ASSISTANT_CONTENT_MAX_BYTES
 MAX_RECORDS = limits.ASSISTANT_CONTENT_MAX_RECORDS
 MAX_TEXT = limits.ASSISTANT_CONTENT_TEXT_MAX_CHARS
+MAX_TEXT_CODE_POINTS = limits.ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS
+RECORD_LIMIT_MESSAGE = "Assistant content envelope exceeds its record limit."
+BYTE_LIMIT_MESSAGE = "Assistant content envelope exceeds its safety limit."
 FRAME: dict[str, Any] = {
     "protocol": "agentskit.chat.component",
     "version": 1,
@@ -40,7 +43,8 @@ FIXED_MESSAGES = {
     "Assistant content envelope is invalid.",
     "Assistant content record is invalid.",
     "Assistant content envelope uses an unsupported version.",
-    "Assistant content envelope exceeds its safety limit.",
+    BYTE_LIMIT_MESSAGE,
+    RECORD_LIMIT_MESSAGE,
 }
 
 
@@ -125,7 +129,7 @@ def test_byte_limit_counts_the_unfinished_tail() -> None:
     assert decode_assistant_content(at_limit) == ContentResult(ok=True, parts=[], complete=False)
     result = decode_assistant_content(at_limit + "x")
     assert result.diagnostic is not None
-    assert result.diagnostic.message == "Assistant content envelope exceeds its safety limit."
+    assert result.diagnostic.message == BYTE_LIMIT_MESSAGE
 
 
 def test_byte_limit_is_in_utf8_bytes_not_chars() -> None:
@@ -151,15 +155,40 @@ def test_records_at_and_past_the_limit() -> None:
     assert partial.ok and len(partial.parts) == MAX_RECORDS and not partial.complete
     past = decode_assistant_content(P + one * (MAX_RECORDS + 1))
     assert code_of(past) == "ASSISTANT_CONTENT_LIMIT_EXCEEDED"
+    assert past.diagnostic is not None and past.diagnostic.message == RECORD_LIMIT_MESSAGE
     empty_lines = decode_assistant_content(P + "\n" * (MAX_RECORDS + 1))
     assert code_of(empty_lines) == "ASSISTANT_CONTENT_LIMIT_EXCEEDED"
+    assert empty_lines.diagnostic is not None
+    assert empty_lines.diagnostic.message == RECORD_LIMIT_MESSAGE
 
 
-def test_text_record_chars_at_and_past_the_limit() -> None:
+def test_record_and_byte_limits_have_their_own_sentences() -> None:
+    records = decode_assistant_content(P + line("a") * (MAX_RECORDS + 1))
+    size = decode_assistant_content(P + "x" * MAX_BYTES)
+    assert records.diagnostic is not None and size.diagnostic is not None
+    assert records.diagnostic.code == size.diagnostic.code == "ASSISTANT_CONTENT_LIMIT_EXCEEDED"
+    assert records.diagnostic.message == RECORD_LIMIT_MESSAGE
+    assert size.diagnostic.message == BYTE_LIMIT_MESSAGE
+
+
+def test_text_record_bound_counts_code_points() -> None:
+    """The reference accepts 8,193 emoji (16,386 UTF-16 units) in one text record."""
+    emoji = "😀" * 8_193
+    assert js_length(emoji) == 16_386
+    assert decode_assistant_content(P + line(emoji)).parts == [text(emoji)]
+    assert decode_assistant_content(AssistantContentEncoder().encode(text(emoji))).parts == [
+        text(emoji)
+    ]
+
+
+def test_text_record_code_points_at_and_past_the_limit() -> None:
+    assert MAX_TEXT_CODE_POINTS == 16_384
     for at, past in [
-        ("a" * MAX_TEXT, "a" * (MAX_TEXT + 1)),
-        ("😀" * (MAX_TEXT // 2), "😀" * (MAX_TEXT // 2) + "a"),
-        ("a" * (MAX_TEXT - 2) + "😀", "a" * (MAX_TEXT - 1) + "😀"),
+        ("a" * MAX_TEXT_CODE_POINTS, "a" * (MAX_TEXT_CODE_POINTS + 1)),
+        ("😀" * MAX_TEXT_CODE_POINTS, "😀" * (MAX_TEXT_CODE_POINTS + 1)),
+        ("a" * (MAX_TEXT_CODE_POINTS - 1) + "😀", "a" * MAX_TEXT_CODE_POINTS + "😀"),
+        # A pair kept as two surrogate items is one code point, as JavaScript iterates it.
+        ("a" * (MAX_TEXT_CODE_POINTS - 1) + "\ud83d\ude00", "a" * MAX_TEXT_CODE_POINTS + "\ud83d"),
     ]:
         assert decode_assistant_content(P + line(at)).parts == [text(at)]
         assert code_of(decode_assistant_content(P + line(past))) == (
@@ -298,6 +327,7 @@ def test_encoder_record_limit() -> None:
     with pytest.raises(ProtocolError) as error:
         encoder.encode(text("a"))
     assert error.value.code == "ASSISTANT_CONTENT_LIMIT_EXCEEDED"
+    assert error.value.message == RECORD_LIMIT_MESSAGE
     assert encoder.records == MAX_RECORDS
     assert decode_assistant_content(content).ok
 
@@ -313,6 +343,7 @@ def test_encoder_byte_limit_refuses_without_writing() -> None:
     with pytest.raises(ProtocolError) as error:
         encoder.encode(text("a" * (room + 1)))
     assert error.value.code == "ASSISTANT_CONTENT_LIMIT_EXCEEDED"
+    assert error.value.message == BYTE_LIMIT_MESSAGE
     assert (encoder.records, encoder.bytes) == before
     assert not encoder.would_exceed(text("a" * room))
     parts.append(encoder.encode(text("a" * room)))
@@ -552,6 +583,7 @@ def test_reader_limits_match_decoder() -> None:
     delta = reader.feed(line("a"))
     assert delta.diagnostic is not None
     assert delta.diagnostic.code == "ASSISTANT_CONTENT_LIMIT_EXCEEDED"
+    assert delta.diagnostic.message == RECORD_LIMIT_MESSAGE
     assert reader.parts == ()
     bytes_reader = AssistantContentReader()
     bytes_reader.feed(P + "{bad}\n")

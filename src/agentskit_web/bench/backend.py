@@ -131,6 +131,7 @@ class _Backend:
             sys.executable, "-m", "agentskit_web.server.ask_serve",
             "--site", str(site), "--docs", str(docs), "--port", "0", "--pace", "0",
             "--rate-capacity", "1000000", "--rate-refill", "1000000",
+            "--max-streams-per-client", "1000000",
         ]  # fmt: skip
         self.process = subprocess.Popen(
             command,

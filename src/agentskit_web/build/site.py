@@ -5,13 +5,13 @@ loads is copied in: Pyodide from the npm package `pyodide`, PyScript from
 `@pyscript/core` (both pinned in web/package.json + package-lock.json), the
 wheels pinned in web/wheels.toml (downloaded once from PyPI into .cache/), the
 project's own wheel (all precompiled to CPython 3.14 bytecode by Pyodide under
-Node, third-party ones sourceless: wheel_compile.py; Pyodide's python_stdlib.zip is
+Node, third-party ones sourceless: build/bytecode.py; Pyodide's python_stdlib.zip is
 served sourceless-precompiled the same way), a generated
 pyodide-lock.json describing exactly those wheels, the shell (web/), the
 conformance fixtures and the demo docs site: index.html as the docs home,
 docs/*.md rendered into that same page template as docs/<name>.html
-(docs_site.py), and docs/faq.json compiled into the local knowledge artifact
-knowledge.json (knowledge_build.py).
+(build/docs_pages.py), and docs/faq.json compiled into the local knowledge artifact
+knowledge.json (build/knowledge.py).
 
 Every step compares before it writes, so a second build with nothing changed
 only reads files. Runtime files are scrubbed of the CDN URLs their upstream

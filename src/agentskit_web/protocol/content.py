@@ -18,17 +18,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import ValidationError
+from pydantic import AfterValidator, ValidationError
 
 from .component import ComponentFrame, component_frame_or_none
 from .diagnostics import ContentResult, Diagnostic, ProtocolError
-from .identifiers import js_chars
 from .limits import (
     ASSISTANT_CONTENT_MAX_BYTES,
     ASSISTANT_CONTENT_MAX_RECORDS,
     ASSISTANT_CONTENT_TEXT_MAX_CHARS,
+    ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS,
 )
-from .text_metrics import split_text, utf8_length
+from .text_metrics import code_point_length, split_text, utf8_length
 from .wire_json import JSON_INVALID, dump_json, parse_json
 from .wire_model import WireModel
 
@@ -53,13 +53,25 @@ VERSION_UNSUPPORTED: Final = Diagnostic(
 LIMIT_EXCEEDED: Final = Diagnostic(
     ASSISTANT_CONTENT_LIMIT_EXCEEDED, "Assistant content envelope exceeds its safety limit."
 )
+"""The 262,144-byte bound (and the encoder's refusal of a part that would pass a bound)."""
+RECORD_LIMIT_EXCEEDED: Final = Diagnostic(
+    ASSISTANT_CONTENT_LIMIT_EXCEEDED, "Assistant content envelope exceeds its record limit."
+)
+"""The 512-record bound: the reference decoder reports it with its own sentence."""
+
+
+def _text_code_points(value: str) -> str:
+    """Text-record bound in code points (not UTF-16 units), as the reference counts it."""
+    if not 1 <= code_point_length(value) <= ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS:
+        raise ValueError("length out of bounds")
+    return value
 
 
 class AssistantTextPart(WireModel):
-    """`{"kind": "text", "text": 1..16384 chars}`."""
+    """`{"kind": "text", "text": 1..16384 code points}`."""
 
     kind: Literal["text"]
-    text: Annotated[str, js_chars(1, ASSISTANT_CONTENT_TEXT_MAX_CHARS)]
+    text: Annotated[str, AfterValidator(_text_code_points)]
 
 
 class AssistantComponentPart(WireModel):
@@ -144,7 +156,7 @@ def _decode(value: Any) -> ContentResult:
         return _failure(LIMIT_EXCEEDED)
     body = value[len(ASSISTANT_CONTENT_PREFIX) :]
     if body.count("\n") > ASSISTANT_CONTENT_MAX_RECORDS:  # step 5
-        return _failure(LIMIT_EXCEEDED)
+        return _failure(RECORD_LIMIT_EXCEEDED)
     lines = body.split("\n")[:-1]  # the last element is the empty tail or unfinished record
     parts: list[dict[str, Any]] = []
     for line in lines:  # step 6
@@ -308,7 +320,7 @@ class AssistantContentReader:
         pieces = suffix.split("\n")
         self._records += len(pieces) - 1
         if self._records > ASSISTANT_CONTENT_MAX_RECORDS:  # step 5
-            self._fail_terminal(LIMIT_EXCEEDED)
+            self._fail_terminal(RECORD_LIMIT_EXCEEDED)
             return
         if len(pieces) == 1:
             if suffix:
@@ -430,7 +442,9 @@ class AssistantContentEncoder:
     def _commit(self, lines: list[str]) -> str:
         chunk = self._with_prefix(lines)
         if not self._fits(chunk, len(lines)):
-            raise ProtocolError(LIMIT_EXCEEDED.code, LIMIT_EXCEEDED.message)
+            too_many = len(lines) > self.remaining_records
+            refusal = RECORD_LIMIT_EXCEEDED if too_many else LIMIT_EXCEEDED
+            raise ProtocolError(refusal.code, refusal.message)
         self._records += len(lines)
         self._bytes += utf8_length(chunk)
         return chunk

@@ -17,7 +17,12 @@ JSON_MAX_NUMBER_CHARS: Final = 400
 # Section 2 - ordered assistant content
 ASSISTANT_CONTENT_MAX_BYTES: Final = 262_144
 ASSISTANT_CONTENT_MAX_RECORDS: Final = 512
-ASSISTANT_CONTENT_TEXT_MAX_CHARS: Final = 16_384
+# A text record's bound counts code points, as the reference encoder does: it
+# accepts 8,193 emoji (16,386 UTF-16 units). See docs/design/compatibility.md.
+ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS: Final = 16_384
+# Writers of this project split text into records of at most this many UTF-16
+# units (the same number), so every record they write is valid under either count.
+ASSISTANT_CONTENT_TEXT_MAX_CHARS: Final = ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS
 
 # Section 3 - components and bounded JSON
 BOUNDED_JSON_MAX_NODES: Final = 1_000

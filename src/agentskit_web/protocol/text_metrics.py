@@ -15,6 +15,8 @@ _JS_WHITESPACE = (
     "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+# A high surrogate directly followed by a low one: JavaScript iterates the two as one code point.
+_SPLIT_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def js_length(text: str) -> int:
@@ -22,6 +24,19 @@ def js_length(text: str) -> int:
     if text.isascii():
         return len(text)
     return len(text) + len(_ASTRAL.findall(text))
+
+
+def code_point_length(text: str) -> int:
+    """Length of `text` in code points, as JavaScript's `[...text].length` reports it.
+
+    A Python str already holds one item per code point; the only difference
+    is a surrogate pair kept as two items (possible after `surrogatepass`
+    decoding), which JavaScript's string iterator counts once. A lone
+    surrogate counts one in both.
+    """
+    if text.isascii():
+        return len(text)
+    return len(text) - len(_SPLIT_PAIR.findall(text))
 
 
 def js_trim(text: str) -> str:

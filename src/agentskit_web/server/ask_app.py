@@ -6,23 +6,34 @@ fails (errors before the stream are JSON `{"error": {code, message, retryable}}`
 1. method POST, else 405;
 2. content-type `application/json` (charset, if given, utf-8), else 415;
 3. authenticate the request *head* and resolve the site (the body is not read
-   yet), else 401 ASK_UNAUTHORIZED (403 if the credential may not use the site);
+   yet), else 401 ASK_UNAUTHORIZED (403 if the credential may not use the site).
+   Failed authentications are counted per client address (the socket's, IPv6
+   per /64) in a limiter of their own; an address that spent it gets 429
+   before its credential is even checked, so tokens cannot be guessed at speed;
 4. `corpus`/`persona` query hints equal the site's corpus id / assistant id,
    else 403 ASK_FORBIDDEN;
-5. the caller's rate-limit bucket has a token, else 429 ASK_RATE_LIMITED
-   (retryable, `retry-after`);
-6. the body, bounded to 64 KiB (413), parsed strictly with `parse_ask_request`
-   (400 ASK_INVALID_REQUEST: a client-sent siteId/corpus is rejected there);
+5. the caller has fewer than `max_streams_per_client` requests in flight and a
+   token in its rate-limit bucket, else 429 ASK_RATE_LIMITED (retryable,
+   `retry-after`);
+6. the body, bounded to 64 KiB (413) and to `body_timeout` seconds (408
+   ASK_TIMEOUT: a client that stalls mid-body is not waited for), parsed
+   strictly with `parse_ask_request` (400 ASK_INVALID_REQUEST: a client-sent
+   siteId/corpus is rejected there);
 7. retrieval with its deadline: 408 ASK_TIMEOUT, 502 ASK_RETRIEVAL_FAILED,
    422 ASK_NO_GROUNDED_SOURCES when nothing matched;
 8. 200 `application/x-ndjson`: text deltas, one `cite` tool event, `done`.
    After the headers a failure is an in-stream `error` event
    (ASK_GENERATION_FAILED, ASK_TIMEOUT, ASK_PERSISTENCE_CONFLICT); a client
    that goes away stops generation (ASK_CANCELLED, counted in metrics).
+
+A refusal sent before the body was read whole carries `connection: close`, so
+the server drops the connection instead of reading (or waiting for) a body
+nobody will use.
 """
 
 import contextlib
 import secrets
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,7 +62,12 @@ from .persistence import (
     SessionRecord,
     SessionStore,
 )
-from .rate_limit import TokenBucketLimiter
+from .rate_limit import (
+    AUTH_FAILURE_CAPACITY,
+    AUTH_FAILURE_REFILL_PER_SECOND,
+    TokenBucketLimiter,
+    client_rate_key,
+)
 from .retrieval import DocsIndex, Passage, Retriever, SqliteRetriever
 
 SITE_PROTOCOL: Final = "agentskit.chat.backend-site"
@@ -60,6 +76,13 @@ DEFAULT_PATH: Final = "/api/ask"
 ASK_BACKEND_ANSWER_MAX_CHARS: Final = 65_536
 """Server policy, not a wire bound: an answer longer than this is stopped with
 ASK_GENERATION_FAILED, well inside the client's 262,144-byte content bound."""
+ASK_BODY_TIMEOUT_SECONDS: Final = 10.0
+"""Server policy: the whole body (at most 64 KiB) must arrive within this many
+seconds of the app starting to read it, else 408. A browser sends it at once;
+a client trickling bytes to hold a connection open is cut off."""
+ASK_MAX_STREAMS_PER_CLIENT: Final = 4
+"""Server policy: requests one client (rate key) may have in flight at once,
+from admission to the end of its stream; the next one gets 429."""
 
 # Fixed, user-presentable messages: never any part of the request in them.
 MESSAGES: Final = {
@@ -69,6 +92,9 @@ MESSAGES: Final = {
     "site_forbidden": "This credential may not ask this site.",
     "hint_forbidden": "The corpus or persona does not belong to this site.",
     "rate": "Too many questions at once; wait a moment and ask again.",
+    "streams": "Too many of your questions are being answered at once; wait for one to finish.",
+    "auth_rate": "Too many failed authentications from this address; wait and try again.",
+    "body_timeout": "The Ask request body arrived too slowly.",
     "too_large": "The Ask request is larger than 65,536 bytes.",
     "invalid": "The Ask request is invalid.",
     "no_question": "The last message must be a non-blank user question.",
@@ -217,6 +243,14 @@ class _ClientGone(Exception):
     """The client disconnected before the stream started."""
 
 
+@dataclass(slots=True)
+class _Admission:
+    """What one request holds while it is admitted: its stream slot, whether its body was read."""
+
+    slot: str | None = None
+    body_read: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class _Question:
     """A parsed, admitted request."""
@@ -285,6 +319,9 @@ class AskEndpoint:
         clock: Clock,
         cors_origins: Sequence[str] = (),
         request_ids: Callable[[], str] | None = None,
+        auth_failure_limiter: TokenBucketLimiter | None = None,
+        max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
+        body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
     ) -> None:
         if site.persistence_required and session_store is None:
             raise ValueError("The site requires persistence but no session store was given.")
@@ -298,6 +335,15 @@ class AskEndpoint:
         self.clock = clock
         self.cors_origins = frozenset(cors_origins)
         self._request_ids = request_ids or (lambda: "req-" + secrets.token_hex(16))
+        if max_streams_per_client < 1 or body_timeout <= 0:
+            raise ValueError("max_streams_per_client must be >= 1 and body_timeout > 0.")
+        self.auth_failures = auth_failure_limiter or TokenBucketLimiter(
+            AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND, clock=clock.monotonic
+        )
+        self.max_streams_per_client = max_streams_per_client
+        self.body_timeout = body_timeout
+        self._in_flight: dict[str, int] = {}
+        self._in_flight_lock = threading.Lock()
 
     # -- ASGI -----------------------------------------------------------------
 
@@ -317,19 +363,25 @@ class AskEndpoint:
         if self._is_preflight(scope, headers, cors):
             await self._send_preflight(send, cors)
             return
+        admission = _Admission()
         try:
-            plan = await self._admit(scope, receive, headers, recorder, started)
-        except _Reject as reject:
-            await self._send_error(send, reject, cors)
-            outcome: Outcome = "rejected" if reject.status < 500 else "error"
-            recorder.record("error.count", 1, "count", outcome)
-            recorder.record("request.total_ms", self._ms_since(started), "ms", outcome)
-            return
-        except _ClientGone:
-            recorder.record("cancellation.count", 1, "count", "cancelled")
-            recorder.record("request.total_ms", self._ms_since(started), "ms", "cancelled")
-            return
-        await self._stream(plan, receive, send, recorder, started, cors)
+            try:
+                plan = await self._admit(scope, receive, headers, recorder, started, admission)
+            except _Reject as reject:
+                if not admission.body_read:
+                    reject.headers.setdefault("connection", "close")
+                await self._send_error(send, reject, cors)
+                outcome: Outcome = "rejected" if reject.status < 500 else "error"
+                recorder.record("error.count", 1, "count", outcome)
+                recorder.record("request.total_ms", self._ms_since(started), "ms", outcome)
+                return
+            except _ClientGone:
+                recorder.record("cancellation.count", 1, "count", "cancelled")
+                recorder.record("request.total_ms", self._ms_since(started), "ms", "cancelled")
+                return
+            await self._stream(plan, receive, send, recorder, started, cors)
+        finally:
+            self._release_slot(admission)
 
     def _ms_since(self, start: float) -> float:
         return max(0.0, (self.clock.monotonic() - start) * 1000)
@@ -371,6 +423,7 @@ class AskEndpoint:
         headers: Headers,
         recorder: MetricRecorder,
         started: float,
+        admission: _Admission,
     ) -> _Plan:
         if scope["method"] != "POST":
             raise _Reject(405, "ASK_INVALID_REQUEST", "method", headers={"allow": "POST"})
@@ -379,16 +432,12 @@ class AskEndpoint:
         query = QueryParams(scope.get("query_string", b""))
         principal = await self._authenticate(scope, headers, query)
         self._check_hints(query)
+        self._take_slot(principal.rate_key, admission)
         decision = self.rate_limiter.take(principal.rate_key)
         if not decision.allowed:
-            raise _Reject(
-                429,
-                "ASK_RATE_LIMITED",
-                "rate",
-                retryable=True,
-                headers={"retry-after": str(decision.retry_after_seconds)},
-            )
+            raise _rate_limited("rate", decision.retry_after_seconds)
         body = await self._read_body(receive, headers)
+        admission.body_read = True
         question = self._parse(body)
         if question.escalated:
             recorder.record("deterministic.fallback", 1, "count", "ok")
@@ -399,18 +448,26 @@ class AskEndpoint:
 
     async def _authenticate(self, scope: Scope, headers: Headers, query: QueryParams) -> Principal:
         client = scope.get("client")
+        client_host = client[0] if client else None
+        # Checked before the hook runs: once an address has spent its failures,
+        # even a right credential is refused, so a guess cannot be confirmed.
+        address = client_rate_key(client_host)
+        failures = self.auth_failures.peek(address)
+        if not failures.allowed:
+            raise _rate_limited("auth_rate", failures.retry_after_seconds)
         head = RequestHead(
             method=scope["method"],
             path=scope.get("path", ""),
             query=query,
             headers=headers,
-            client_host=client[0] if client else None,
+            client_host=client_host,
         )
         try:
             principal = await self.authenticate(head)
         except Exception as error:
             raise _Reject(500, "ASK_INTERNAL", "internal", retryable=True) from error
         if principal is None:
+            self.auth_failures.take(address)
             raise _Reject(
                 401, "ASK_UNAUTHORIZED", "unauthorized", headers={"www-authenticate": "Bearer"}
             )
@@ -427,7 +484,42 @@ class AskEndpoint:
             if values and (len(values) != 1 or values[0] != expected):
                 raise _Reject(403, "ASK_FORBIDDEN", "hint_forbidden")
 
+    def _take_slot(self, key: str, admission: _Admission) -> None:
+        """Count this request against its client's in-flight cap, or refuse it (429)."""
+        with self._in_flight_lock:
+            active = self._in_flight.get(key, 0)
+            if active >= self.max_streams_per_client:
+                raise _rate_limited("streams", 1)
+            self._in_flight[key] = active + 1
+        admission.slot = key
+
+    def _release_slot(self, admission: _Admission) -> None:
+        key = admission.slot
+        if key is None:
+            return
+        admission.slot = None
+        with self._in_flight_lock:
+            left = self._in_flight.get(key, 1) - 1
+            if left > 0:
+                self._in_flight[key] = left
+            else:
+                self._in_flight.pop(key, None)
+
+    def in_flight(self, key: str) -> int:
+        """Requests `key` has in flight now (tests, monitoring)."""
+        with self._in_flight_lock:
+            return self._in_flight.get(key, 0)
+
     async def _read_body(self, receive: Receive, headers: Headers) -> bytes:
+        """The whole body within `body_timeout` seconds (408 otherwise) and 64 KiB (413)."""
+        try:
+            with anyio.fail_after(self.body_timeout):
+                return await self._receive_body(receive, headers)
+        except TimeoutError as error:
+            raise _Reject(408, "ASK_TIMEOUT", "body_timeout", retryable=True) from error
+
+    @staticmethod
+    async def _receive_body(receive: Receive, headers: Headers) -> bytes:
         declared = headers.get("content-length")
         if declared is not None:
             if not declared.isascii() or not declared.isdigit():
@@ -709,6 +801,16 @@ async def _close_quietly(stream: AsyncIterator[str]) -> None:
         await aclose()
 
 
+def _rate_limited(message_key: str, retry_after_seconds: int) -> _Reject:
+    return _Reject(
+        429,
+        "ASK_RATE_LIMITED",
+        message_key,
+        retryable=True,
+        headers={"retry-after": str(retry_after_seconds)},
+    )
+
+
 def _error_event(code: str, message_key: str, retryable: bool) -> dict[str, Any]:
     return {"type": "error", "message": MESSAGES[message_key], "code": code, "retryable": retryable}
 
@@ -736,6 +838,9 @@ def create_ask_endpoint(
     docs_exclude: Sequence[str] = (),
     cors_origins: Sequence[str] = (),
     request_ids: Callable[[], str] | None = None,
+    auth_failure_limiter: TokenBucketLimiter | None = None,
+    max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
+    body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
 ) -> AskEndpoint:
     """Validate the config, build the index and defaults; raise a clear error if anything is off."""
     site = site_config if isinstance(site_config, SiteSettings) else load_site_config(site_config)
@@ -760,6 +865,9 @@ def create_ask_endpoint(
         clock=clock,
         cors_origins=cors_origins,
         request_ids=request_ids,
+        auth_failure_limiter=auth_failure_limiter,
+        max_streams_per_client=max_streams_per_client,
+        body_timeout=body_timeout,
     )
 
 
@@ -775,7 +883,8 @@ def create_ask_app(
     `options` are those of `create_ask_endpoint`: `retriever`, `generator`,
     `authenticate` (default anonymous), `rate_limiter`, `session_store`,
     `metrics`, `clock`, `index_database`, `page_path`, `docs_exclude` (glob
-    patterns relative to `docs_dir`), `cors_origins`.
+    patterns relative to `docs_dir`), `cors_origins`, `auth_failure_limiter`,
+    `max_streams_per_client`, `body_timeout`.
     The endpoint is reachable as `app.state.ask` (tests, bench).
     """
     endpoint = create_ask_endpoint(site_config, docs_dir, **options)

@@ -8,9 +8,16 @@ traceback in the middle of serving.
 The OpenAI-compatible key is read from the environment variable named by
 `--api-key-env` (default AGENTSKIT_ASK_API_KEY), never from the command line,
 so it does not show up in `ps` or shell history.
+
+`uvicorn_config` is the one place the server's protections are set, for
+`serve-ask` and the demo alike: a deadline on reading each request
+(`connection_guard`), `limit_concurrency`, and proxy headers honoured only from
+the proxies the operator lists (`--trusted-proxy`; by default nobody, so the
+client address is always the socket's and `X-Forwarded-For` is ignored).
 """
 
 import argparse
+import ipaddress
 import os
 import sys
 from collections.abc import Sequence
@@ -21,11 +28,18 @@ from typing import Any, Final
 import uvicorn
 from starlette.applications import Starlette
 
-from .ask_app import DEFAULT_PATH, SiteConfigError, create_ask_app
+from .ask_app import (
+    ASK_BODY_TIMEOUT_SECONDS,
+    ASK_MAX_STREAMS_PER_CLIENT,
+    DEFAULT_PATH,
+    SiteConfigError,
+    create_ask_app,
+)
 from .auth import Authenticator, anonymous, bearer_tokens, load_token_file
+from .connection_guard import REQUEST_READ_TIMEOUT_SECONDS, guarded_h11_protocol
 from .generators import ExtractiveGenerator, Generator, OpenAICompatibleGenerator
 from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
-from .persistence import SessionStore
+from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, SessionStore
 from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
 from .static import bind_socket
 
@@ -33,6 +47,12 @@ DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
 DEMO_PACE_SECONDS: Final = 0.01
 """Pause between extractive deltas when serving, so a reader sees the answer stream."""
+SERVER_LIMIT_CONCURRENCY: Final = 512
+"""uvicorn's `limit_concurrency`: with this many connections open (or requests
+running), a new request gets 503 instead of more work. Kept under the usual
+1,024 open-file limit, with room for the databases and the listening socket."""
+SERVER_KEEP_ALIVE_SECONDS: Final = 5
+"""uvicorn's `timeout_keep_alive`: an idle connection is closed this long after a response."""
 
 
 class StartupError(RuntimeError):
@@ -60,6 +80,14 @@ class AskServeConfig:
     pace_seconds: float = DEMO_PACE_SECONDS
     cors_origins: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
+    trusted_proxies: list[str] = field(default_factory=list)
+    max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT
+    body_timeout: float = ASK_BODY_TIMEOUT_SECONDS
+    request_read_timeout: float = REQUEST_READ_TIMEOUT_SECONDS
+    limit_concurrency: int = SERVER_LIMIT_CONCURRENCY
+    session_ttl: float = SESSION_TTL_SECONDS
+    max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT
+    openai_allow_http: bool = False
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -86,7 +114,12 @@ def _generator(config: AskServeConfig) -> Generator:
                 f"${config.api_key_env}."
             )
         try:
-            return OpenAICompatibleGenerator(config.openai_url, key, config.openai_model)
+            return OpenAICompatibleGenerator(
+                config.openai_url,
+                key,
+                config.openai_model,
+                allow_insecure_http=config.openai_allow_http,
+            )
         except ValueError as error:
             raise StartupError(str(error)) from error
     raise StartupError(f"Unknown generator {config.generator!r} (extractive or openai).")
@@ -108,14 +141,67 @@ def build_app(config: AskServeConfig) -> Starlette:
             generator=_generator(config),
             authenticate=_authenticator(config),
             rate_limiter=TokenBucketLimiter(config.rate_capacity, config.rate_refill),
-            session_store=SessionStore(config.sessions_db),
+            session_store=SessionStore(
+                config.sessions_db,
+                ttl_seconds=config.session_ttl,
+                max_sessions_per_subject=config.max_sessions_per_subject,
+            ),
             metrics=metrics,
             index_database=config.index_db,
             docs_exclude=config.exclude,
             cors_origins=config.cors_origins,
+            max_streams_per_client=config.max_streams_per_client,
+            body_timeout=config.body_timeout,
         )
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
+
+
+def uvicorn_config(
+    app: Starlette,
+    config: AskServeConfig,
+    *,
+    log_level: str = "warning",
+    timeout_graceful_shutdown: int | None = None,
+) -> uvicorn.Config:
+    """The uvicorn settings every server of this project runs with (see the module doc).
+
+    Proxy headers (`X-Forwarded-For`, `X-Forwarded-Proto`) are read only when
+    `config.trusted_proxies` lists addresses or networks; uvicorn's own default
+    would trust loopback and the FORWARDED_ALLOW_IPS environment variable.
+    """
+    if config.request_read_timeout <= 0 or config.limit_concurrency < 1:
+        raise StartupError("The request read timeout and the concurrency limit must be positive.")
+    trusted = [_trusted_proxy(entry) for entry in config.trusted_proxies]
+    return uvicorn.Config(
+        app,
+        log_level=log_level,
+        lifespan="off",
+        access_log=False,
+        http=guarded_h11_protocol(config.request_read_timeout),
+        limit_concurrency=config.limit_concurrency,
+        timeout_keep_alive=SERVER_KEEP_ALIVE_SECONDS,
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=trusted if trusted else [],
+        timeout_graceful_shutdown=timeout_graceful_shutdown,
+    )
+
+
+def _trusted_proxy(entry: str) -> str:
+    """A trusted-proxy entry as uvicorn reads it: an IP address or network, checked here.
+
+    uvicorn would keep anything else as a literal that never matches (or, for
+    `*`, trust every client), so a typo would silently change who is trusted.
+    """
+    text = entry.strip()
+    try:
+        network = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise StartupError(
+            f"--trusted-proxy {entry!r} is not an IP address or network "
+            "(such as 10.0.0.5 or 10.0.0.0/8)."
+        ) from None
+    return str(network.network_address) if network.num_addresses == 1 else str(network)
 
 
 def serve_ask(
@@ -131,9 +217,7 @@ def serve_ask(
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     print(f"Ask backend: http://{shown_host}:{bound_port}{config.path}", flush=True)
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
-    )
+    server = uvicorn.Server(uvicorn_config(app, config, log_level=log_level))
     try:
         server.run(sockets=[sock])
     finally:
@@ -157,14 +241,61 @@ def _parser() -> argparse.ArgumentParser:
     add("--rate-refill", type=float, default=DEFAULT_REFILL_PER_SECOND, help="tokens/second")
     add("--metrics-file", type=Path, help="append privacy-safe metrics as JSON lines")
     add("--sessions-db", default=":memory:", help="SQLite file for saved conversations")
+    add(
+        "--session-ttl",
+        type=float,
+        default=SESSION_TTL_SECONDS,
+        help="seconds a saved conversation is kept after its last answer",
+    )
+    add(
+        "--max-sessions-per-subject",
+        type=int,
+        default=SESSION_MAX_PER_SUBJECT,
+        help="saved conversations kept per caller (all anonymous readers are one caller)",
+    )
     add("--index-db", default=":memory:", help="SQLite file for the search index")
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
     add("--openai-model", help="model name sent to the endpoint")
+    add(
+        "--openai-allow-http",
+        action="store_true",
+        help="allow a plain-http --openai-url on a host other than loopback (the key is sent)",
+    )
     add("--api-key-env", default=DEFAULT_API_KEY_ENV, help="environment variable with the key")
     add("--pace", type=float, default=DEMO_PACE_SECONDS, help="seconds between extractive deltas")
     add("--cors-origin", action="append", default=[], help="allow this browser origin (repeat)")
     add("--exclude", action="append", default=[], help="glob of doc files to skip (repeat)")
+    add(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        help="address or network of a reverse proxy whose X-Forwarded-For is believed (repeat)",
+    )
+    add(
+        "--max-streams-per-client",
+        type=int,
+        default=ASK_MAX_STREAMS_PER_CLIENT,
+        help="requests one client may have in flight at once",
+    )
+    add(
+        "--body-timeout",
+        type=float,
+        default=ASK_BODY_TIMEOUT_SECONDS,
+        help="seconds a request body may take to arrive (408 after)",
+    )
+    add(
+        "--request-read-timeout",
+        type=float,
+        default=REQUEST_READ_TIMEOUT_SECONDS,
+        help="seconds a whole request (head and body) may take to arrive on a connection",
+    )
+    add(
+        "--limit-concurrency",
+        type=int,
+        default=SERVER_LIMIT_CONCURRENCY,
+        help="open connections or running requests beyond which new requests get 503",
+    )
     return parser
 
 
@@ -187,6 +318,14 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         pace_seconds=args.pace,
         cors_origins=list(args.cors_origin),
         exclude=list(args.exclude),
+        trusted_proxies=list(args.trusted_proxy),
+        max_streams_per_client=args.max_streams_per_client,
+        body_timeout=args.body_timeout,
+        request_read_timeout=args.request_read_timeout,
+        limit_concurrency=args.limit_concurrency,
+        session_ttl=args.session_ttl,
+        max_sessions_per_subject=args.max_sessions_per_subject,
+        openai_allow_http=args.openai_allow_http,
     )
 
 

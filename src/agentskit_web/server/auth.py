@@ -17,10 +17,17 @@ from dataclasses import dataclass
 
 from starlette.datastructures import Headers, QueryParams
 
+from .rate_limit import client_rate_key
+
 
 @dataclass(frozen=True, slots=True)
 class RequestHead:
-    """Everything about a request except its body."""
+    """Everything about a request except its body.
+
+    `client_host` is the peer address of the socket; only when the operator
+    lists the proxy in front as trusted (`serve-ask --trusted-proxy`) is it the
+    address that proxy reports in `X-Forwarded-For`.
+    """
 
     method: str
     path: str
@@ -55,12 +62,12 @@ ANONYMOUS_SUBJECT = "anonymous"
 
 
 def anonymous() -> Authenticator:
-    """Everyone is the anonymous subject; rate limiting is per client address."""
+    """Everyone is the anonymous subject; rate limiting is per client address (IPv6: /64)."""
 
     async def authenticate(head: RequestHead) -> Principal:
         return Principal(
             subject=ANONYMOUS_SUBJECT,
-            rate_key=f"ip:{head.client_host or 'unknown'}",
+            rate_key=client_rate_key(head.client_host),
             anonymous=True,
         )
 

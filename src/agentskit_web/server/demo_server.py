@@ -17,12 +17,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import uvicorn
 from starlette.applications import Starlette
 
 from ..docs_text import DOCS_EXCLUDE
 from .ask_app import DEFAULT_PATH, ask_route
-from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, build_app
-from .static import LOOPBACK, SITE_PORT, AppServer, bind_socket, create_static_app, serve_app
+from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, build_app, uvicorn_config
+from .static import (
+    LOOPBACK,
+    SHUTDOWN_GRACE_SECONDS,
+    SITE_PORT,
+    AppServer,
+    bind_socket,
+    create_static_app,
+    serve_app,
+)
 
 
 @dataclass(slots=True)
@@ -56,11 +65,18 @@ def create_demo_app(config: DemoConfig) -> Starlette:
     return app
 
 
+def demo_uvicorn_config(app: Starlette) -> uvicorn.Config:
+    """The demo runs with the backend's own protections (request deadline, no proxy trusted)."""
+    return uvicorn_config(app, AskServeConfig(), timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
+
+
 class DemoServer(AppServer):
     """`with DemoServer(config) as demo: demo.url` — the demo app in a background thread."""
 
     def __init__(self, config: DemoConfig, host: str = LOOPBACK, port: int = 0) -> None:
-        super().__init__(create_demo_app(config), host=host, port=port)
+        super().__init__(
+            create_demo_app(config), host=host, port=port, settings=demo_uvicorn_config
+        )
 
 
 def serve_demo(config: DemoConfig, host: str = LOOPBACK, port: int = SITE_PORT) -> None:
@@ -78,5 +94,5 @@ def serve_demo(config: DemoConfig, host: str = LOOPBACK, port: int = SITE_PORT) 
         f"{config.docs}/ (no model, no network). Ctrl-C stops it.",
         flush=True,
     )
-    serve_app(app, sock)
+    serve_app(app, sock, demo_uvicorn_config)
     print("Demo stopped.", flush=True)

@@ -12,10 +12,12 @@ text or raises.
   `/chat/completions` endpoint (URL + key) over httpx.
 """
 
+import ipaddress
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
+from urllib.parse import urlsplit
 
 import anyio
 import httpx
@@ -168,6 +170,41 @@ def chat_messages(request: GenerationRequest) -> list[dict[str, str]]:
     return messages
 
 
+def is_loopback_host(host: str) -> bool:
+    """True for `localhost` and loopback IP literals (127.0.0.0/8, ::1); never resolves DNS.
+
+    A name is judged by its text alone: what it resolves to may change, and
+    only `localhost` itself is mapped to loopback by every resolver.
+    """
+    name = host.strip("[]").rstrip(".").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name.split("%", 1)[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def check_completion_url(base_url: str, *, allow_insecure_http: bool = False) -> None:
+    """Refuse a URL the API key must not be sent to (raises ValueError with the reason).
+
+    https anywhere; plain http only to this machine (loopback), unless the
+    operator says explicitly that the network in between is trusted, because
+    the key travels in the `Authorization` header of every request.
+    """
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("The completion endpoint URL must be http(s) with a host.")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("The completion endpoint URL must not carry a user name or password.")
+    if parts.scheme == "http" and not allow_insecure_http and not is_loopback_host(parts.hostname):
+        raise ValueError(
+            "The completion endpoint URL is plain http to a host other than this machine, "
+            "so the API key would cross the network unencrypted; use https, or allow it "
+            "explicitly with --openai-allow-http."
+        )
+
+
 def _delta_of(payload: Any) -> tuple[str, bool]:
     """(text, finished) from one streamed chunk; raises GenerationError on an error object."""
     if not isinstance(payload, dict):
@@ -190,6 +227,8 @@ class OpenAICompatibleGenerator:
     goes to `<base_url>/chat/completions` with `stream: true` and the key as a
     bearer token. The key is never logged or echoed. Pass `client` to reuse a
     connection pool (the app does); otherwise one client per answer is used.
+    A plain-http URL is refused unless its host is loopback or
+    `allow_insecure_http` is set (`check_completion_url`).
     """
 
     def __init__(
@@ -201,9 +240,9 @@ class OpenAICompatibleGenerator:
         client: httpx.AsyncClient | None = None,
         connect_timeout: float = 10.0,
         temperature: float = 0.2,
+        allow_insecure_http: bool = False,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError("The completion endpoint URL must be http(s).")
+        check_completion_url(base_url, allow_insecure_http=allow_insecure_http)
         self.url = base_url.rstrip("/") + "/chat/completions"
         self._key = api_key
         self._model = model

@@ -10,11 +10,26 @@ is ever lost silently.
 The app appends only the latest user turn and the answer it produced, never the
 client's copy of the history (the client is not trusted). A record keeps the
 newest `SESSION_RECORD_MAX_MESSAGES` messages.
+
+The client chooses its `sessionId`, so without bounds one caller could store
+rows forever. Two bounds keep the store finite:
+
+- a record not written for `ttl_seconds` (default 30 days) is expired: it
+  reads as a new, empty conversation and is deleted when a new session is
+  stored;
+- each (site, subject) keeps at most `max_sessions_per_subject` records
+  (default 10,000). Storing one more deletes that subject's records written
+  longest ago. All anonymous callers are one subject, so a flood of anonymous
+  sessions can only evict anonymous sessions, never a bearer user's.
+
+An answer whose record is evicted while it is being generated is reported as
+a conflict (the compare-and-set finds no row), never saved into a stale row.
 """
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -25,6 +40,10 @@ from ..protocol.limits import ASK_REQUEST_MAX_MESSAGES
 from ..protocol.wire_json import JSON_INVALID, dump_json, parse_json
 
 SESSION_RECORD_MAX_MESSAGES: Final = ASK_REQUEST_MAX_MESSAGES
+SESSION_TTL_SECONDS: Final = 30 * 24 * 60 * 60
+"""Server policy: a saved conversation not written for 30 days is forgotten."""
+SESSION_MAX_PER_SUBJECT: Final = 10_000
+"""Server policy: saved conversations kept per (site, subject); the oldest go first."""
 
 
 class PersistenceConflict(RuntimeError):
@@ -66,8 +85,14 @@ CREATE TABLE IF NOT EXISTS ask_sessions (
     session_id TEXT NOT NULL,
     revision INTEGER NOT NULL,
     messages TEXT NOT NULL,
+    updated_at REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (site_id, subject, session_id)
 ) WITHOUT ROWID;
+"""
+_INDEXES: Final = """
+CREATE INDEX IF NOT EXISTS ask_sessions_by_age ON ask_sessions (updated_at);
+CREATE INDEX IF NOT EXISTS ask_sessions_by_subject_age
+    ON ask_sessions (site_id, subject, updated_at);
 """
 
 
@@ -95,22 +120,57 @@ class SessionStore:
     sharing one database file.
     """
 
-    def __init__(self, database: str | Path = ":memory:") -> None:
+    def __init__(
+        self,
+        database: str | Path = ":memory:",
+        *,
+        ttl_seconds: float = SESSION_TTL_SECONDS,
+        max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if ttl_seconds <= 0 or max_sessions_per_subject < 1:
+            raise ValueError("Session TTL must be positive and the per-subject cap at least 1.")
+        self.ttl_seconds = ttl_seconds
+        self.max_sessions_per_subject = max_sessions_per_subject
+        self._clock = clock
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(database), check_same_thread=False, timeout=5.0)
         with self._db:
             self._db.executescript(_SCHEMA)
+            self._add_age_column()
+            self._db.executescript(_INDEXES)
+
+    def _add_age_column(self) -> None:
+        """Upgrade a file written before records had an age: its rows start their TTL now."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(ask_sessions)")}
+        if "updated_at" in columns:
+            return
+        self._db.execute("ALTER TABLE ask_sessions ADD COLUMN updated_at REAL NOT NULL DEFAULT 0")
+        self._db.execute("UPDATE ask_sessions SET updated_at = ?", (self._clock(),))
+
+    def _expired_before(self, now: float) -> float:
+        """Records last written before this time are expired."""
+        return now - self.ttl_seconds
 
     # -- synchronous core ---------------------------------------------------
 
     def load_sync(self, key: SessionKey) -> SessionRecord:
+        """The record as stored; an expired one is deleted and reads as new (revision 0)."""
+        now = self._clock()
         try:
-            with self._lock:
+            with self._lock, self._db:
                 row = self._db.execute(
-                    "SELECT revision, messages FROM ask_sessions "
+                    "SELECT revision, messages, updated_at FROM ask_sessions "
                     "WHERE site_id = ? AND subject = ? AND session_id = ?",
                     (key.site_id, key.subject, key.session_id),
                 ).fetchone()
+                if row is not None and row[2] < self._expired_before(now):
+                    self._db.execute(
+                        "DELETE FROM ask_sessions "
+                        "WHERE site_id = ? AND subject = ? AND session_id = ? AND revision = ?",
+                        (key.site_id, key.subject, key.session_id, row[0]),
+                    )
+                    row = None
         except sqlite3.Error as error:
             raise PersistenceError("Session store read failed.") from error
         if row is None:
@@ -124,20 +184,29 @@ class SessionStore:
         kept = list(messages)[-SESSION_RECORD_MAX_MESSAGES:]
         text = dump_json([m.to_wire() for m in kept])
         new_revision = expected_revision + 1
+        now = self._clock()
         try:
             with self._lock, self._db:
                 if expected_revision == 0:
-                    cursor = self._db.execute(
-                        "INSERT OR IGNORE INTO ask_sessions VALUES (?, ?, ?, 1, ?)",
-                        (key.site_id, key.subject, key.session_id, text),
+                    # The only way the table grows: make room first, then insert.
+                    self._db.execute(
+                        "DELETE FROM ask_sessions WHERE updated_at < ?",
+                        (self._expired_before(now),),
                     )
+                    cursor = self._db.execute(
+                        "INSERT OR IGNORE INTO ask_sessions VALUES (?, ?, ?, 1, ?, ?)",
+                        (key.site_id, key.subject, key.session_id, text, now),
+                    )
+                    if cursor.rowcount == 1:
+                        self._evict_oldest(key)
                 else:
                     cursor = self._db.execute(
-                        "UPDATE ask_sessions SET revision = ?, messages = ? "
+                        "UPDATE ask_sessions SET revision = ?, messages = ?, updated_at = ? "
                         "WHERE site_id = ? AND subject = ? AND session_id = ? AND revision = ?",
                         (
                             new_revision,
                             text,
+                            now,
                             key.site_id,
                             key.subject,
                             key.session_id,
@@ -150,6 +219,39 @@ class SessionStore:
         if changed != 1:
             raise PersistenceConflict("Session record changed since it was read.")
         return new_revision
+
+    def _evict_oldest(self, kept: SessionKey) -> None:
+        """Delete the subject's records written longest ago, beyond the cap (never `kept`)."""
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM ask_sessions WHERE site_id = ? AND subject = ?",
+            (kept.site_id, kept.subject),
+        ).fetchone()
+        excess = int(count) - self.max_sessions_per_subject
+        if excess <= 0:
+            return
+        self._db.execute(
+            "DELETE FROM ask_sessions WHERE site_id = ? AND subject = ? AND session_id IN ("
+            " SELECT session_id FROM ask_sessions"
+            " WHERE site_id = ? AND subject = ? AND session_id != ?"
+            " ORDER BY updated_at ASC, session_id ASC LIMIT ?)",
+            (
+                kept.site_id,
+                kept.subject,
+                kept.site_id,
+                kept.subject,
+                kept.session_id,
+                excess,
+            ),
+        )
+
+    def count_sync(self, site_id: str, subject: str) -> int:
+        """Stored records of one (site, subject), expired ones included until purged."""
+        with self._lock:
+            (count,) = self._db.execute(
+                "SELECT COUNT(*) FROM ask_sessions WHERE site_id = ? AND subject = ?",
+                (site_id, subject),
+            ).fetchone()
+        return int(count)
 
     def append_turn_sync(
         self, key: SessionKey, record: SessionRecord, question: str, answer: str
@@ -183,7 +285,9 @@ def record_to_wire(record: SessionRecord) -> dict[str, object]:
 
 
 __all__ = [
+    "SESSION_MAX_PER_SUBJECT",
     "SESSION_RECORD_MAX_MESSAGES",
+    "SESSION_TTL_SECONDS",
     "PersistenceConflict",
     "PersistenceError",
     "SessionKey",

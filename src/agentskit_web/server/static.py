@@ -25,10 +25,10 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Final, Self
+from typing import Any, Final, Self
 
 import uvicorn
 from starlette.applications import Starlette
@@ -148,27 +148,35 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_server(app: ASGIApp) -> uvicorn.Server:
-    """The uvicorn server every command and test runs: quiet, no lifespan, a short grace."""
-    return uvicorn.Server(
-        uvicorn.Config(
-            app,
-            log_level="warning",
-            lifespan="off",
-            access_log=False,
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
-        )
+ConfigFactory = Callable[[Any], uvicorn.Config]
+"""Builds the uvicorn settings for an app (the Ask backend passes its guarded ones)."""
+
+
+def plain_uvicorn_config(app: ASGIApp) -> uvicorn.Config:
+    """Static files alone: quiet, no lifespan, a short grace."""
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        access_log=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
     )
 
 
 class AppServer:
     """`with AppServer(app) as server: server.url` — an ASGI app in a background thread."""
 
-    def __init__(self, app: ASGIApp, host: str = LOOPBACK, port: int = 0) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        host: str = LOOPBACK,
+        port: int = 0,
+        settings: ConfigFactory = plain_uvicorn_config,
+    ) -> None:
         self.app = app
         self._socket = bind_socket(host, port)
         self.port = int(self._socket.getsockname()[1])
-        self._server = uvicorn_server(app)
+        self._server = uvicorn.Server(settings(app))
         self._thread: threading.Thread | None = None
 
     @property
@@ -235,11 +243,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def serve_app(app: ASGIApp, sock: socket.socket) -> None:
+def serve_app(
+    app: ASGIApp, sock: socket.socket, settings: ConfigFactory = plain_uvicorn_config
+) -> None:
     """Serve on an already bound socket until Ctrl-C or SIGTERM; always closes the socket."""
     try:
         with _sigterm_as_interrupt():
-            uvicorn_server(app).run(sockets=[sock])
+            uvicorn.Server(settings(app)).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,8 +1,8 @@
 """The transport port of the Ask adapter: one POST, a streamed body, a way to cancel.
 
 The adapter is pure logic; the I/O lives behind this port so the same code
-runs with the browser's `fetch` (browser/fetch_transport.py), with httpx on
-CPython (chat/httpx_transport.py) and with scripted fakes in tests.
+runs with the browser's `fetch` (transports/fetch_transport.py), with httpx on
+CPython (transports/httpx_transport.py) and with scripted fakes in tests.
 
 Contract for implementations:
 - `post` resolves once the response *headers* have arrived (the adapter's
