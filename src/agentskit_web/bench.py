@@ -411,6 +411,12 @@ def _stream_section(name: str) -> Section:
     return command
 
 
+def _answers_command(args: argparse.Namespace) -> int:
+    from .answers_eval import main as answers_main
+
+    return answers_main(["--json", str(args.json)] if args.json else [])
+
+
 SECTIONS: dict[str, tuple[str, Section]] = {
     "protocol": (
         "CPython: Ask decode, content encode/decode MB/s vs a naive peer",
@@ -423,6 +429,7 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     ),
     "render": ("Ask widget: chunk-to-paint latency, render work 64 vs 512", _render_command),
     "backend": ("reference Ask backend: TTFB, done, q/s at 10 clients", _stream_section("backend")),
+    "answers": ("retrieval eval: recall@1/@3, MRR, declined vs plain BM25", _answers_command),
 }
 
 
@@ -441,6 +448,10 @@ def main(argv: list[str] | None = None) -> int:
         section.add_argument("--json", type=Path, default=None, help="also write results here")
         section.set_defaults(command=command)
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["answers"]:  # its own options (answers_eval.main)
+        from .answers_eval import main as answers_main
+
+        return answers_main(arguments[1:])
     if not arguments or arguments[0].startswith("-"):
         arguments.insert(0, "boot")
     args = parser.parse_args(arguments)

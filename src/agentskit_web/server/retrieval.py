@@ -470,6 +470,8 @@ CREATE VIRTUAL TABLE chunks USING fts5(
 # Headings say what a section is about; code blocks often repeat words (JSON
 # keys, flags) without being about them, so they weigh least.
 _RANK: Final = "bm25(chunks, 0.0, 0.0, 1.5, 3.0, 1.0, 0.25)"
+_PLAIN_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0)"
+"""The eval's plain-BM25 peer: every text column weighs the same."""
 
 
 class DocsIndex:
@@ -533,6 +535,38 @@ class DocsIndex:
             floor = found[0].score * RELATIVE_SCORE_FLOOR
             found = [passage for passage in found if passage.score >= floor]
         return found
+
+    def all_passages(self) -> list[Passage]:
+        """Every indexed chunk, in insertion order (for checks over the whole corpus)."""
+        with self._lock:
+            rows: list[Any] = self._db.execute(
+                "SELECT path, anchor, page_title, heading, body, code FROM chunks ORDER BY rowid"
+            ).fetchall()
+        return [
+            Passage(path, anchor or None, page_title, heading, body, code)
+            for path, anchor, page_title, heading, body, code in rows
+        ]
+
+    def search_plain_bm25(self, question: str, limit: int) -> list[Passage]:
+        """The eval's peer: plain FTS5 BM25 over the same table, nothing of ours on top.
+
+        Every word of the question OR-ed (no stopwords, no prefixes), default
+        column weights over the text columns, no score floor.
+        """
+        words = list(dict.fromkeys(_WORD.findall(question.lower())))
+        if not words or limit < 1:
+            return []
+        match = " OR ".join(f'"{word}"' for word in words)
+        sql = (
+            f"SELECT path, anchor, page_title, heading, body, code, {_PLAIN_RANK} AS rank "
+            "FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?"
+        )
+        with self._lock:
+            rows: list[Any] = self._db.execute(sql, (match, limit)).fetchall()
+        return [
+            Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
+            for path, anchor, page_title, heading, body, code, rank in rows
+        ]
 
     def close(self) -> None:
         with self._lock:
