@@ -40,6 +40,8 @@ from .server.retrieval import DocsIndex, Passage
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[2]
 EVAL_FILE: Final = PROJECT_ROOT / "fixtures" / "answers_eval.json"
+SITE_FILE: Final = Path("docs") / "site.json"
+"""The demo's site config, whose synonyms the demo backend searches with."""
 RANK_DEPTH: Final = 8
 """Sections retrieved per question: the most an answer may cite (SITE_MAX_SOURCES_RANGE)."""
 RECALL_CUTOFFS: Final = (1, 3)
@@ -184,7 +186,12 @@ class EvalResult:
 
 def build_index(eval_set: EvalSet, root: Path = PROJECT_ROOT) -> DocsIndex:
     """The index the demo serves: the eval corpus, with the demo site's retrieval settings."""
-    return DocsIndex.from_folder(root / eval_set.corpus.docs, exclude=eval_set.corpus.exclude)
+    from .server.ask_app import load_site_config
+
+    synonyms = load_site_config(root / SITE_FILE).synonyms
+    return DocsIndex.from_folder(
+        root / eval_set.corpus.docs, exclude=eval_set.corpus.exclude, synonyms=synonyms
+    )
 
 
 def run_eval(eval_set: EvalSet | None = None) -> EvalResult:

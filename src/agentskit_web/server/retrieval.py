@@ -21,6 +21,7 @@ headings that carry an `id` attribute keep that id.
 """
 
 import fnmatch
+import math
 import re
 import sqlite3
 import threading
@@ -36,6 +37,17 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..protocol.limits import SOURCE_TITLE_MAX_CHARS
+from .search_terms import (
+    ALL_AIDS,
+    PREFIX_MIN_CHARS,
+    Alternative,
+    QueryOptions,
+    TermGroup,
+    Vocabulary,
+    match_expression,
+    normalise_synonyms,
+    term_groups,
+)
 
 CHUNK_MAX_CHARS: Final = 2_000
 """Longest chunk body; longer sections are split so BM25 length normalisation stays fair."""
@@ -47,8 +59,24 @@ RELATIVE_SCORE_FLOOR: Final = 0.5
 """Passages scoring under this fraction of the best one are dropped: they share a
 common word with the question but are rarely about it, and only add noise."""
 
-PREFIX_MIN_CHARS: Final = 4
-"""Question terms at least this long are searched as prefixes (see build_match_query)."""
+CANDIDATES_PER_RESULT: Final = 3
+"""Rows fetched per passage asked for, so dropping repeats of a section still fills the list."""
+
+NEAR_DUPLICATE_JACCARD: Final = 0.8
+"""Two passages whose word sets overlap this much say the same thing: one answer keeps one."""
+
+NOT_FOUND_COVERAGE: Final = 0.35
+"""The best passage must contain at least this share of the question's words, weighted
+by how rare each is in the docs (IDF), or the question is declined as not answered.
+Calibrated on the tuning split of fixtures/answers_eval.json (make bench, answers)."""
+
+COVERAGE_DEPTH: Final = 3
+"""Coverage counts a word found in any of the best this-many passages (an answer may
+combine sections: "how do I build the site and embed the widget")."""
+
+COVERAGE_MIN_CHARS: Final = 3
+"""Shorter words ("ui", "v2") and numbers say too little about the topic to count for or
+against it."""
 
 DOC_SUFFIXES: Final = (".md", ".markdown", ".html", ".htm")
 
@@ -436,7 +464,7 @@ def load_docs(
 
 
 def build_match_query(question: str) -> str | None:
-    """An FTS5 MATCH expression: the question's distinct non-stopword terms, OR-ed.
+    """The plain FTS5 MATCH expression: the question's distinct non-stopword terms, OR-ed.
 
     Every term is a quoted FTS5 string, so no character of the question can
     become query syntax. Terms of `PREFIX_MIN_CHARS` or more are prefix
@@ -456,6 +484,43 @@ def build_match_query(question: str) -> str | None:
     return " OR ".join(
         f'"{term}"*' if len(term) >= PREFIX_MIN_CHARS else f'"{term}"' for term in terms
     )
+
+
+def word_set(passage: Passage) -> frozenset[str]:
+    """The distinct lower-cased words of a passage's text and code."""
+    return frozenset(_WORD.findall(f"{passage.text} {passage.code}".lower()))
+
+
+def distinct_passages(
+    passages: Iterable[Passage],
+    limit: int,
+    words_of: Callable[[Passage], frozenset[str]] = word_set,
+) -> list[Passage]:
+    """The first `limit` passages without a second chunk of a section already kept and
+    without near-duplicates (word-set Jaccard >= NEAR_DUPLICATE_JACCARD) of a kept one."""
+    kept: list[tuple[Passage, frozenset[str]]] = []
+    sections: set[tuple[str, str | None]] = set()
+    for passage in passages:
+        if len(kept) >= limit:
+            break
+        section = (passage.path, passage.anchor)
+        if section in sections:
+            continue
+        words = words_of(passage)
+        if any(_near_duplicate(words, other) for _, other in kept):
+            continue
+        sections.add(section)
+        kept.append((passage, words))
+    return [passage for passage, _ in kept]
+
+
+def _near_duplicate(left: frozenset[str], right: frozenset[str]) -> bool:
+    """Jaccard >= NEAR_DUPLICATE_JACCARD; sets of very different sizes never are (cheap test)."""
+    small, large = sorted((len(left), len(right)))
+    if small < large * NEAR_DUPLICATE_JACCARD:
+        return False
+    union = len(left | right)
+    return not union or len(left & right) / union >= NEAR_DUPLICATE_JACCARD
 
 
 _SCHEMA: Final = """
@@ -482,11 +547,20 @@ class DocsIndex:
     share without one.
     """
 
-    def __init__(self, database: str | Path = ":memory:") -> None:
+    def __init__(
+        self,
+        database: str | Path = ":memory:",
+        synonyms: Iterable[Sequence[str]] = (),
+        options: QueryOptions = ALL_AIDS,
+    ) -> None:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(database), check_same_thread=False)
         self._db.executescript(_SCHEMA)
         self.size = 0
+        self.vocabulary = Vocabulary()
+        self.synonyms = normalise_synonyms(synonyms)
+        self.options = options
+        self._words: dict[tuple[str, str | None, str], frozenset[str]] = {}
 
     @classmethod
     def from_folder(
@@ -495,6 +569,8 @@ class DocsIndex:
         database: str | Path = ":memory:",
         page_path: Callable[[PurePosixPath], str] = page_path_for,
         exclude: Sequence[str] = (),
+        synonyms: Iterable[Sequence[str]] = (),
+        options: QueryOptions = ALL_AIDS,
     ) -> "DocsIndex":
         """Index a docs folder; raises ValueError with a clear message when there is nothing."""
         folder = Path(docs_dir)
@@ -503,7 +579,7 @@ class DocsIndex:
         chunks = load_docs(folder, page_path, exclude)
         if not chunks:
             raise ValueError(f"Docs folder {folder} has no Markdown or HTML page with text.")
-        index = cls(database)
+        index = cls(database, synonyms, options)
         index.add(chunks)
         return index
 
@@ -512,29 +588,102 @@ class DocsIndex:
         with self._lock, self._db:
             self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
         self.size += len(rows)
+        self.vocabulary.add(" ".join(row[2:]) for row in rows)
+
+    def groups(self, question: str) -> list[TermGroup]:
+        """The question's term groups (compounds, repaired typos, synonyms) for this index."""
+        return term_groups(
+            question,
+            self.vocabulary,
+            self.synonyms,
+            _STOPWORDS,
+            QUERY_MAX_TERMS,
+            self.options,
+            self._finds,
+        )
+
+    def _finds(self, word: str) -> bool:
+        """Whether the index matches the word as searched (stemmed, prefix when long)."""
+        if word in self.vocabulary.counts:
+            return True
+        with self._lock:
+            return (
+                self._db.execute(
+                    "SELECT 1 FROM chunks WHERE chunks MATCH ? LIMIT 1",
+                    (Alternative((word,)).fts(),),
+                ).fetchone()
+                is not None
+            )
 
     def search(self, question: str, limit: int) -> list[Passage]:
-        """The best `limit` passages for a question, best first (BM25: lower is better)."""
-        match = build_match_query(question)
+        """The best `limit` distinct passages for a question, best first; [] means not answered.
+
+        BM25 (lower is better) over the expanded query, then: one passage per
+        section and none that nearly repeats a better one, passages far below
+        the best dropped, and nothing at all when the best passage holds too
+        little of the question (`NOT_FOUND_COVERAGE`).
+        """
+        groups = self.groups(question)
+        match = match_expression(groups)
         if match is None or limit < 1:
             return []
         sql = (
-            f"SELECT path, anchor, page_title, heading, body, code, {_RANK} AS rank "
+            f"SELECT rowid, path, anchor, page_title, heading, body, code, {_RANK} AS rank "
             "FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?"
         )
         try:
             with self._lock:
-                rows: list[Any] = self._db.execute(sql, (match, limit)).fetchall()
+                rows: list[Any] = self._db.execute(
+                    sql, (match, limit * CANDIDATES_PER_RESULT)
+                ).fetchall()
+                top = [row[0] for row in rows[:COVERAGE_DEPTH]]
+                if rows and self._coverage(groups, top) < NOT_FOUND_COVERAGE:
+                    return []
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
-        found = [
-            Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
-            for path, anchor, page_title, heading, body, code, rank in rows
-        ]
+        found = distinct_passages(
+            (
+                Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
+                for _, path, anchor, page_title, heading, body, code, rank in rows
+            ),
+            limit,
+            self._words_of,
+        )
         if found and found[0].score > 0:
             floor = found[0].score * RELATIVE_SCORE_FLOOR
             found = [passage for passage in found if passage.score >= floor]
         return found
+
+    def _words_of(self, passage: Passage) -> frozenset[str]:
+        """`word_set`, remembered per chunk (at most one entry per indexed chunk)."""
+        key = (passage.path, passage.anchor, passage.text)
+        words = self._words.get(key)
+        if words is None:
+            words = self._words[key] = word_set(passage)
+        return words
+
+    def _coverage(self, groups: Sequence[TermGroup], rowids: Sequence[int]) -> float:
+        """The IDF-weighted share of the question's words found in the given chunks (lock held).
+
+        Only single-word groups count (a pair group repeats its words). A word
+        no chunk contains weighs as much as the rarest possible word, so a
+        question about something the docs never mention scores low.
+        """
+        places = ",".join("?" * len(rowids))
+        in_top = f"SELECT 1 FROM chunks WHERE chunks MATCH ? AND rowid IN ({places}) LIMIT 1"
+        total = found = 0.0
+        for group in groups:
+            if " " in group.word or len(group.word) < COVERAGE_MIN_CHARS or group.word.isdigit():
+                continue
+            expression = group.fts()
+            (matching,) = self._db.execute(
+                "SELECT count(*) FROM chunks WHERE chunks MATCH ?", (expression,)
+            ).fetchone()
+            weight = math.log((self.size - matching + 0.5) / (matching + 0.5) + 1.0)
+            total += weight
+            if matching and self._db.execute(in_top, (expression, *rowids)).fetchone():
+                found += weight
+        return found / total if total > 0 else 0.0
 
     def all_passages(self) -> list[Passage]:
         """Every indexed chunk, in insertion order (for checks over the whole corpus)."""
