@@ -168,8 +168,8 @@ class Vocabulary:
         needed = max(1, len(word) - TRIGRAMS_PER_EDIT * bound)
         best: tuple[int, int, int, str] | None = None
         for candidate, count in shared.items():
-            if count < needed or len(candidate) < TYPO_MIN_CHARS:
-                continue
+            if count < needed or len(candidate) < TYPO_MIN_CHARS or candidate[0] != word[0]:
+                continue  # a typo seldom hits the first letter; "lone" is not "alone"
             dropped = is_subsequence(word, candidate)
             if not dropped and len(word) < TYPO_CHANGE_MIN_CHARS:
                 continue
