@@ -293,9 +293,11 @@ def test_custom_page_path_rule(tmp_path: Path) -> None:
 
 
 def test_sqlite_retriever_is_async(tmp_path: Path) -> None:
-    retriever = SqliteRetriever(DocsIndex.from_folder(write_docs(tmp_path / "docs")))
-    found = asyncio.run(retriever.retrieve("install widget", 2))
+    index = DocsIndex.from_folder(write_docs(tmp_path / "docs"))
+    retriever = SqliteRetriever(index)
+    found = asyncio.run(retriever.retrieve("pip", 2))
     assert len(found) == 2
+    assert list(found) == index.search("pip", 2)
 
 
 def test_the_project_docs_index_and_answer_their_own_questions() -> None:

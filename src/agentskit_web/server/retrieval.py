@@ -70,6 +70,9 @@ NOT_FOUND_COVERAGE: Final = 0.35
 by how rare each is in the docs (IDF), or the question is declined as not answered.
 Calibrated on the tuning split of fixtures/answers_eval.json (make bench, answers)."""
 
+PAGE_TOP_WEIGHT: Final = 0.7
+"""Score factor of a page's top section (the text under its h1)."""
+
 COVERAGE_DEPTH: Final = 3
 """Coverage counts a word found in any of the best this-many passages (an answer may
 combine sections: "how do I build the site and embed the widget")."""
@@ -486,6 +489,13 @@ def build_match_query(question: str) -> str | None:
     )
 
 
+def _coverage(weights: Sequence[tuple[float, set[int]]], rowids: set[int]) -> float:
+    """The IDF-weighted share of the question's words held by at least one of `rowids`."""
+    total = sum(weight for weight, _ in weights)
+    found = sum(weight for weight, hits in weights if hits & rowids)
+    return found / total if total > 0 else 1.0
+
+
 def word_set(passage: Passage) -> frozenset[str]:
     """The distinct lower-cased words of a passage's text and code."""
     return frozenset(_WORD.findall(f"{passage.text} {passage.code}".lower()))
@@ -534,7 +544,7 @@ CREATE VIRTUAL TABLE chunks USING fts5(
 # bm25() weights, in column order: path, anchor, page_title, heading, body, code.
 # Headings say what a section is about; code blocks often repeat words (JSON
 # keys, flags) without being about them, so they weigh least.
-_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.5, 3.0, 1.0, 0.25)"
+_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.5, 4.0, 1.0, 0.25)"
 _PLAIN_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0)"
 """The eval's plain-BM25 peer: every text column weighs the same."""
 
@@ -618,10 +628,12 @@ class DocsIndex:
     def search(self, question: str, limit: int) -> list[Passage]:
         """The best `limit` distinct passages for a question, best first; [] means not answered.
 
-        BM25 (lower is better) over the expanded query, then: one passage per
-        section and none that nearly repeats a better one, passages far below
-        the best dropped, and nothing at all when the best passage holds too
-        little of the question (`NOT_FOUND_COVERAGE`).
+        BM25 (lower is better) over the expanded query picks candidates; each
+        score is then weighed down for a page's top section
+        (`PAGE_TOP_WEIGHT`). One passage per section is kept and none that
+        nearly repeats a better one; passages far below the best are dropped;
+        and nothing at all is returned when the best passages together hold
+        too little of the question (`NOT_FOUND_COVERAGE`).
         """
         groups = self.groups(question)
         match = match_expression(groups)
@@ -636,23 +648,30 @@ class DocsIndex:
                 rows: list[Any] = self._db.execute(
                     sql, (match, limit * CANDIDATES_PER_RESULT)
                 ).fetchall()
-                top = [row[0] for row in rows[:COVERAGE_DEPTH]]
-                if rows and self._coverage(groups, top) < NOT_FOUND_COVERAGE:
-                    return []
+                weights = self._word_weights(groups, [row[0] for row in rows])
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
-        found = distinct_passages(
-            (
-                Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
-                for _, path, anchor, page_title, heading, body, code, rank in rows
-            ),
-            limit,
-            self._words_of,
+        ranked = sorted(
+            ((self._weighed(row), row[0]) for row in rows),
+            key=lambda pair: -pair[0].score,
         )
+        top = {row[0] for row in rows[:COVERAGE_DEPTH]}  # BM25's own best, before reweighing
+        if not ranked or _coverage(weights, top) < NOT_FOUND_COVERAGE:
+            return []
+        found = distinct_passages((passage for passage, _ in ranked), limit, self._words_of)
         if found and found[0].score > 0:
             floor = found[0].score * RELATIVE_SCORE_FLOOR
             found = [passage for passage in found if passage.score >= floor]
         return found
+
+    @staticmethod
+    def _weighed(row: Sequence[Any]) -> Passage:
+        """The passage of a result row, a page's top section weighed down."""
+        _, path, anchor, page_title, heading, body, code, rank = row
+        factor = 1.0 if anchor else PAGE_TOP_WEIGHT
+        return Passage(
+            path, anchor or None, page_title, heading, body, code, score=-float(rank) * factor
+        )
 
     def _words_of(self, passage: Passage) -> frozenset[str]:
         """`word_set`, remembered per chunk (at most one entry per indexed chunk)."""
@@ -662,16 +681,19 @@ class DocsIndex:
             words = self._words[key] = word_set(passage)
         return words
 
-    def _coverage(self, groups: Sequence[TermGroup], rowids: Sequence[int]) -> float:
-        """The IDF-weighted share of the question's words found in the given chunks (lock held).
+    def _word_weights(
+        self, groups: Sequence[TermGroup], rowids: Sequence[int]
+    ) -> list[tuple[float, set[int]]]:
+        """Per question word: its IDF weight and which of the given chunks hold it (lock held).
 
-        Only single-word groups count (a pair group repeats its words). A word
-        no chunk contains weighs as much as the rarest possible word, so a
-        question about something the docs never mention scores low.
+        Only single-word groups count (a pair group repeats its words), and not
+        short words or numbers. A word no chunk contains weighs as much as the
+        rarest possible word, so a question about something the docs never
+        mention is mostly not covered.
         """
         places = ",".join("?" * len(rowids))
-        in_top = f"SELECT 1 FROM chunks WHERE chunks MATCH ? AND rowid IN ({places}) LIMIT 1"
-        total = found = 0.0
+        holding = f"SELECT rowid FROM chunks WHERE chunks MATCH ? AND rowid IN ({places})"
+        weights: list[tuple[float, set[int]]] = []
         for group in groups:
             if " " in group.word or len(group.word) < COVERAGE_MIN_CHARS or group.word.isdigit():
                 continue
@@ -680,10 +702,11 @@ class DocsIndex:
                 "SELECT count(*) FROM chunks WHERE chunks MATCH ?", (expression,)
             ).fetchone()
             weight = math.log((self.size - matching + 0.5) / (matching + 0.5) + 1.0)
-            total += weight
-            if matching and self._db.execute(in_top, (expression, *rowids)).fetchone():
-                found += weight
-        return found / total if total > 0 else 0.0
+            hits: set[int] = set()
+            if matching and rowids:
+                hits = {rowid for (rowid,) in self._db.execute(holding, (expression, *rowids))}
+            weights.append((weight, hits))
+        return weights
 
     def all_passages(self) -> list[Passage]:
         """Every indexed chunk, in insertion order (for checks over the whole corpus)."""

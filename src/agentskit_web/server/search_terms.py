@@ -43,9 +43,10 @@ letter in a short word is as likely another real word ("disk" is not "dist")."""
 TYPO_LONG_WORD_CHARS: Final = 9
 """Words this long may be two edits away from the docs word; shorter ones one."""
 
-TRIGRAMS_PER_EDIT: Final = 3
-"""One edit changes at most this many padded trigrams, so a word within `bound` edits
-shares at least len(word) - 3 * bound of them (the q-gram lemma): a cheap pre-filter."""
+TRIGRAMS_PER_EDIT: Final = 4
+"""One edit (a swap of two letters included) changes at most this many padded trigrams,
+so a word within `bound` edits shares at least len(word) - 4 * bound of them (the
+q-gram lemma): a cheap pre-filter before the edit distance."""
 
 
 def trigrams(word: str) -> set[str]:
@@ -238,7 +239,9 @@ def term_groups(
             repaired = vocabulary.repair(word)
             if repaired is not None:
                 alternatives.append(Alternative((repaired,)))
-        if options.synonyms:
+        if options.synonyms and not known(word):
+            # Only for words the docs do not use: expanding a docs word would let a
+            # rare synonym outweigh the word the reader and the docs share.
             alternatives.extend(Alternative(other) for other in synonyms.get(word, ()))
         groups.append(TermGroup(word, tuple(dict.fromkeys(alternatives))))
     groups.extend(_joined_and_phrase_groups(all_words, vocabulary, synonyms, options))
