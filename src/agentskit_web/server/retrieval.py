@@ -529,8 +529,9 @@ def _near_duplicate(left: frozenset[str], right: frozenset[str]) -> bool:
     small, large = sorted((len(left), len(right)))
     if small < large * NEAR_DUPLICATE_JACCARD:
         return False
-    union = len(left | right)
-    return not union or len(left & right) / union >= NEAR_DUPLICATE_JACCARD
+    shared = len(left & right)
+    union = len(left) + len(right) - shared
+    return not union or shared / union >= NEAR_DUPLICATE_JACCARD
 
 
 _SCHEMA: Final = """
@@ -648,7 +649,7 @@ class DocsIndex:
                 rows: list[Any] = self._db.execute(
                     sql, (match, limit * CANDIDATES_PER_RESULT)
                 ).fetchall()
-                weights = self._word_weights(groups, [row[0] for row in rows])
+                weights = self._word_weights(groups, [row[0] for row in rows[:COVERAGE_DEPTH]])
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
         ranked = sorted(
@@ -691,21 +692,20 @@ class DocsIndex:
         rarest possible word, so a question about something the docs never
         mention is mostly not covered.
         """
-        places = ",".join("?" * len(rowids))
-        holding = f"SELECT rowid FROM chunks WHERE chunks MATCH ? AND rowid IN ({places})"
+        wanted = set(rowids)
         weights: list[tuple[float, set[int]]] = []
         for group in groups:
             if " " in group.word or len(group.word) < COVERAGE_MIN_CHARS or group.word.isdigit():
                 continue
-            expression = group.fts()
-            (matching,) = self._db.execute(
-                "SELECT count(*) FROM chunks WHERE chunks MATCH ?", (expression,)
-            ).fetchone()
-            weight = math.log((self.size - matching + 0.5) / (matching + 0.5) + 1.0)
-            hits: set[int] = set()
-            if matching and rowids:
-                hits = {rowid for (rowid,) in self._db.execute(holding, (expression, *rowids))}
-            weights.append((weight, hits))
+            matching = [
+                rowid
+                for (rowid,) in self._db.execute(
+                    "SELECT rowid FROM chunks WHERE chunks MATCH ?", (group.fts(),)
+                )
+            ]
+            count = len(matching)
+            weight = math.log((self.size - count + 0.5) / (count + 0.5) + 1.0)
+            weights.append((weight, wanted.intersection(matching)))
         return weights
 
     def all_passages(self) -> list[Passage]:
