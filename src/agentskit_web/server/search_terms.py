@@ -244,7 +244,7 @@ def term_groups(
             # rare synonym outweigh the word the reader and the docs share.
             alternatives.extend(Alternative(other) for other in synonyms.get(word, ()))
         groups.append(TermGroup(word, tuple(dict.fromkeys(alternatives))))
-    groups.extend(_joined_and_phrase_groups(all_words, vocabulary, synonyms, options))
+    groups.extend(_joined_and_phrase_groups(all_words, vocabulary, synonyms, stopwords, options))
     return groups
 
 
@@ -252,11 +252,14 @@ def _joined_and_phrase_groups(
     words: Sequence[str],
     vocabulary: Vocabulary,
     synonyms: dict[str, tuple[tuple[str, ...], ...]],
+    stopwords: frozenset[str],
     options: QueryOptions,
 ) -> list[TermGroup]:
     """Groups for adjacent word pairs: a docs word they join into, or a two-word synonym."""
     groups: list[TermGroup] = []
     for left, right in itertools.pairwise(words):
+        if left in stopwords or right in stopwords:
+            continue  # "my site" is not the docs' "mysite"
         pair = f"{left} {right}"
         alternatives: list[Alternative] = []
         joined = left + right
