@@ -84,3 +84,19 @@ def test_the_run_scores_both_rankers_on_both_splits() -> None:
         assert all(len(o.sections) <= RANK_DEPTH for o in outcomes)
     table = format_eval(result)
     assert "R@3" in table and "heldout" in table and "plain FTS5 BM25" in table
+
+
+def test_make_bench_reaches_the_answers_section(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from agentskit_web.bench import main
+
+    target = tmp_path / "answers.json"
+    assert main(["answers", "--json", str(target)]) == 0
+    printed = capsys.readouterr().out
+    assert "plain FTS5 BM25" in printed and "shipped" in printed
+    written = json.loads(target.read_text(encoding="utf-8"))
+    assert set(written["shipped"]) == {"tuning", "heldout", "all"}
+    assert written["shipped"]["all"]["answerable"] >= 80

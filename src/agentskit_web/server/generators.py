@@ -104,16 +104,23 @@ def quote_terms(text: str) -> set[str]:
     return terms_of(text) | joined
 
 
-def _near_terms(question_terms: set[str], passage_terms: set[str]) -> set[str]:
-    """Question terms with their one-letter typos resolved against the passage's own terms."""
+def _near_terms(question_terms: set[str], passages_terms: set[str]) -> set[str]:
+    """Question terms with their one-letter typos resolved against the passages' terms.
+
+    Only terms no passage contains are typo candidates, and only passage terms
+    of about the same length and first letter are compared, so this costs
+    little even for long passages.
+    """
     resolved = set(question_terms)
-    for term in question_terms - passage_terms:
+    for term in question_terms - passages_terms:
         if len(term) < EXTRACTIVE_TYPO_MIN_CHARS:
             continue
         resolved.update(
             candidate
-            for candidate in passage_terms
-            if candidate[:1] == term[:1] and edit_distance(term, candidate, 1) <= 1
+            for candidate in passages_terms
+            if candidate[:1] == term[:1]
+            and abs(len(candidate) - len(term)) <= 1
+            and edit_distance(term, candidate, 1) <= 1
         )
     return resolved
 
@@ -138,7 +145,7 @@ def quote_sentences(passage: Passage, question_terms: set[str]) -> list[list[str
     at most EXTRACTIVE_CODE_MAX_CHARS (a code block is never cut either).
     """
     found = sentences(passage.text)
-    terms = _near_terms(question_terms, quote_terms(passage.text))
+    terms = question_terms
     scores = [len(quote_terms(sentence) & terms) for sentence in found]
     picked = _pick(scores, [len(sentence) for sentence in found]) if found else []
     runs: list[list[str]] = []
@@ -169,7 +176,10 @@ def _quote_block(runs: Sequence[Sequence[str]], number: int) -> str:
 
 def compose_extractive_answer(request: GenerationRequest) -> str:
     """The whole extractive answer as Markdown: attributed verbatim quotes, then a note."""
-    question_terms = quote_terms(request.question)
+    question_terms = _near_terms(
+        quote_terms(request.question),
+        set().union(*(quote_terms(p.text) for p in request.passages)),
+    )
     blocks: list[str] = []
     for number, passage in enumerate(request.passages, start=1):
         runs = quote_sentences(passage, question_terms)

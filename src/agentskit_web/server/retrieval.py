@@ -21,6 +21,7 @@ headings that carry an `id` attribute keep that id.
 """
 
 import fnmatch
+import functools
 import math
 import re
 import sqlite3
@@ -788,6 +789,11 @@ def sentences(text: str) -> list[str]:
     return [sentence for sentence in found if sentence]
 
 
+STEM_CACHE_MAX: Final = 8_192
+"""Distinct words whose stems are remembered (docs repeat the same words in every answer)."""
+
+
+@functools.lru_cache(maxsize=STEM_CACHE_MAX)
 def light_stem(word: str) -> str:
     """A crude English stem for sentence scoring: `installing`/`installs` -> `install`."""
     for suffix in ("ing", "ed", "es", "s"):
