@@ -197,3 +197,18 @@ def test_the_site_config_synonyms_reach_the_backend(tmp_path: Path) -> None:
     assert with_synonyms.events[-1]["type"] == "done"
     without = post(create_ask_app(site(), docs), ask_body("my llm?"))
     assert without.status == 422
+
+
+def test_within_one_edit_agrees_with_the_edit_distance() -> None:
+    import itertools
+    import random
+
+    from agentskit_web.server.search_terms import within_one_edit
+
+    generator = random.Random(16)
+    words = ["", "a", "ab", "ba", "abc", "acb", "limt", "limit", "metrcis", "metrics"]
+    words += [
+        "".join(generator.choice("abc") for _ in range(generator.randint(0, 5))) for _ in range(150)
+    ]
+    for left, right in itertools.product(words, repeat=2):
+        assert within_one_edit(left, right) == (edit_distance(left, right, 1) <= 1), (left, right)

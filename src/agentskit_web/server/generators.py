@@ -22,8 +22,8 @@ import anyio
 import httpx
 
 from ..protocol.wire_json import JSON_INVALID, parse_json
-from .retrieval import Passage, light_stem, sentences, terms_of
-from .search_terms import WORD, edit_distance
+from .retrieval import STOPWORDS, Passage, light_stem, sentences, terms_of
+from .search_terms import WORD, within_one_edit
 
 Role = Literal["user", "assistant"]
 
@@ -35,8 +35,8 @@ EXTRACTIVE_CODE_MAX_CHARS: Final = 800
 """A source's code (all its blocks) is quoted whole up to this size, else not at all."""
 EXTRACTIVE_TYPO_MIN_CHARS: Final = 5
 """Question words this long match a passage word one letter away ("limt" ~ "limit")."""
-EXTRACTIVE_MAX_SENTENCES: Final = 3
-"""Most sentences quoted from one source, besides the neighbour of a short one."""
+EXTRACTIVE_MAX_SENTENCES: Final = 2
+"""Most sentences quoted from one source (a short best sentence brings its neighbour)."""
 DELTA_TARGET_CHARS: Final = 24
 """The extractive generator streams in word groups of about this many chars."""
 
@@ -100,27 +100,30 @@ def quote_terms(text: str) -> set[str]:
     """`terms_of` plus each pair of adjacent words joined ("sub-folder" -> "subfolder"),
     so a question and the docs that write a compound differently still meet."""
     words = [w for w in WORD.findall(text.lower()) if len(w) > 1]
-    joined = {light_stem(left + right) for left, right in itertools.pairwise(words)}
-    return terms_of(text) | joined
+    terms = {light_stem(w) for w in words if w not in STOPWORDS}
+    terms.update(light_stem(left + right) for left, right in itertools.pairwise(words))
+    return terms
 
 
 def _near_terms(question_terms: set[str], passages_terms: set[str]) -> set[str]:
     """Question terms with their one-letter typos resolved against the passages' terms.
 
     Only terms no passage contains are typo candidates, and only passage terms
-    of about the same length and first letter are compared, so this costs
-    little even for long passages.
+    of about the same length and the same first two letters are compared, so
+    this costs little even for long passages.
     """
+    unknown = [t for t in question_terms - passages_terms if len(t) >= EXTRACTIVE_TYPO_MIN_CHARS]
+    if not unknown:
+        return question_terms
+    by_prefix: dict[str, list[str]] = {}
+    for candidate in passages_terms:
+        by_prefix.setdefault(candidate[:2], []).append(candidate)
     resolved = set(question_terms)
-    for term in question_terms - passages_terms:
-        if len(term) < EXTRACTIVE_TYPO_MIN_CHARS:
-            continue
+    for term in unknown:
         resolved.update(
             candidate
-            for candidate in passages_terms
-            if candidate[:1] == term[:1]
-            and abs(len(candidate) - len(term)) <= 1
-            and edit_distance(term, candidate, 1) <= 1
+            for candidate in by_prefix.get(term[:2], ())
+            if within_one_edit(term, candidate)
         )
     return resolved
 
@@ -178,7 +181,7 @@ def compose_extractive_answer(request: GenerationRequest) -> str:
     """The whole extractive answer as Markdown: attributed verbatim quotes, then a note."""
     question_terms = _near_terms(
         quote_terms(request.question),
-        set().union(*(quote_terms(p.text) for p in request.passages)),
+        set().union(*(terms_of(p.text) for p in request.passages)),
     )
     blocks: list[str] = []
     for number, passage in enumerate(request.passages, start=1):

@@ -144,6 +144,9 @@ _STOPWORDS: Final = frozenset(
     ]
 )
 
+STOPWORDS: Final = _STOPWORDS
+"""The common words no search or quote scoring counts (public for the generators)."""
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 

@@ -80,6 +80,30 @@ def is_subsequence(short: str, long: str) -> bool:
     return len(short) < len(long) and all(char in letters for char in short)
 
 
+def within_one_edit(left: str, right: str) -> bool:
+    """`edit_distance(left, right, 1) <= 1` in one linear pass (the common typo case)."""
+    if left == right:
+        return True
+    if abs(len(left) - len(right)) > 1:
+        return False
+    if len(left) == len(right):
+        diffs = [i for i, (a, b) in enumerate(zip(left, right, strict=True)) if a != b]
+        if len(diffs) == 1:
+            return True
+        first, second = [*diffs, -1, -1][:2]
+        return (
+            len(diffs) == 2
+            and second == first + 1
+            and left[first] == right[second]
+            and left[second] == right[first]
+        )
+    short, long = sorted((left, right), key=len)
+    index = next(
+        (i for i, (a, b) in enumerate(zip(short, long, strict=False)) if a != b), len(short)
+    )
+    return short[index:] == long[index + 1 :]
+
+
 @dataclass(frozen=True, slots=True)
 class Alternative:
     """One way a question word may appear in the docs: a word, or a phrase of words."""
