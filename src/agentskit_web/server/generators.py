@@ -12,6 +12,7 @@ text or raises.
   `/chat/completions` endpoint (URL + key) over httpx.
 """
 
+import functools
 import itertools
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -33,6 +34,8 @@ EXTRACTIVE_QUOTE_MAX_CHARS: Final = 600
 """Most characters quoted from one source (whole sentences only)."""
 EXTRACTIVE_CODE_MAX_CHARS: Final = 800
 """A source's code (all its blocks) is quoted whole up to this size, else not at all."""
+SENTENCE_CACHE_MAX: Final = 1_024
+"""Passages whose sentence split is remembered (a docs site has a few hundred sections)."""
 EXTRACTIVE_TYPO_MIN_CHARS: Final = 5
 """Question words this long match a passage word one letter away ("limt" ~ "limit")."""
 EXTRACTIVE_MAX_SENTENCES: Final = 2
@@ -105,6 +108,19 @@ def quote_terms(text: str) -> set[str]:
     return terms
 
 
+@functools.lru_cache(maxsize=SENTENCE_CACHE_MAX)
+def sentence_terms(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """A passage's sentences with their `quote_terms`, remembered per passage text:
+    the docs do not change while the backend runs, and the same sections answer
+    many questions."""
+    return tuple((sentence, frozenset(quote_terms(sentence))) for sentence in sentences(text))
+
+
+@functools.lru_cache(maxsize=SENTENCE_CACHE_MAX)
+def _passage_terms(text: str) -> frozenset[str]:
+    return frozenset(terms_of(text))
+
+
 def _near_terms(question_terms: set[str], passages_terms: set[str]) -> set[str]:
     """Question terms with their one-letter typos resolved against the passages' terms.
 
@@ -147,9 +163,9 @@ def quote_sentences(passage: Passage, question_terms: set[str]) -> list[list[str
     does. The passage's code is added as one last run when it is on topic and
     at most EXTRACTIVE_CODE_MAX_CHARS (a code block is never cut either).
     """
-    found = sentences(passage.text)
-    terms = question_terms
-    scores = [len(quote_terms(sentence) & terms) for sentence in found]
+    split = sentence_terms(passage.text)
+    found = [sentence for sentence, _ in split]
+    scores = [len(terms & question_terms) for _, terms in split]
     picked = _pick(scores, [len(sentence) for sentence in found]) if found else []
     runs: list[list[str]] = []
     for index in picked:
@@ -157,7 +173,7 @@ def quote_sentences(passage: Passage, question_terms: set[str]) -> list[list[str
             runs[-1].append(found[index])
         else:
             runs.append([found[index]])
-    code = _code_quote(passage, terms, EXTRACTIVE_CODE_MAX_CHARS)
+    code = _code_quote(passage, question_terms, EXTRACTIVE_CODE_MAX_CHARS)
     if code is not None:
         runs.append([code])
     return runs
@@ -181,7 +197,7 @@ def compose_extractive_answer(request: GenerationRequest) -> str:
     """The whole extractive answer as Markdown: attributed verbatim quotes, then a note."""
     question_terms = _near_terms(
         quote_terms(request.question),
-        set().union(*(terms_of(p.text) for p in request.passages)),
+        set().union(*(_passage_terms(p.text) for p in request.passages)),
     )
     blocks: list[str] = []
     for number, passage in enumerate(request.passages, start=1):

@@ -74,6 +74,9 @@ Calibrated on the tuning split of fixtures/answers_eval.json (make bench, answer
 PAGE_TOP_WEIGHT: Final = 0.7
 """Score factor of a page's top section (the text under its h1)."""
 
+MATCH_CACHE_MAX: Final = 4_096
+"""FTS5 expressions (a question word and its alternatives) whose matching rows are kept."""
+
 COVERAGE_DEPTH: Final = 3
 """Coverage counts a word found in any of the best this-many passages (an answer may
 combine sections: "how do I build the site and embed the widget")."""
@@ -575,6 +578,7 @@ class DocsIndex:
         self.synonyms = normalise_synonyms(synonyms)
         self.options = options
         self._words: dict[tuple[str, str | None, str], frozenset[str]] = {}
+        self._matches: dict[str, frozenset[int]] = {}
 
     @classmethod
     def from_folder(
@@ -603,6 +607,7 @@ class DocsIndex:
             self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
         self.size += len(rows)
         self.vocabulary.add(" ".join(row[2:]) for row in rows)
+        self._matches.clear()
 
     def groups(self, question: str) -> list[TermGroup]:
         """The question's term groups (compounds, repaired typos, synonyms) for this index."""
@@ -621,13 +626,24 @@ class DocsIndex:
         if word in self.vocabulary.counts:
             return True
         with self._lock:
-            return (
-                self._db.execute(
-                    "SELECT 1 FROM chunks WHERE chunks MATCH ? LIMIT 1",
-                    (Alternative((word,)).fts(),),
-                ).fetchone()
-                is not None
+            return bool(self._rows_matching(Alternative((word,)).fts()))
+
+    def _rows_matching(self, expression: str) -> frozenset[int]:
+        """The rowids matching one FTS5 expression (lock held), remembered until the next
+        `add`: readers ask with the same words again and again. At most
+        MATCH_CACHE_MAX expressions are kept; the oldest goes first."""
+        found = self._matches.get(expression)
+        if found is None:
+            found = frozenset(
+                rowid
+                for (rowid,) in self._db.execute(
+                    "SELECT rowid FROM chunks WHERE chunks MATCH ?", (expression,)
+                )
             )
+            if len(self._matches) >= MATCH_CACHE_MAX:
+                self._matches.pop(next(iter(self._matches)))
+            self._matches[expression] = found
+        return found
 
     def search(self, question: str, limit: int) -> list[Passage]:
         """The best `limit` distinct passages for a question, best first; [] means not answered.
@@ -700,12 +716,7 @@ class DocsIndex:
         for group in groups:
             if " " in group.word or len(group.word) < COVERAGE_MIN_CHARS or group.word.isdigit():
                 continue
-            matching = [
-                rowid
-                for (rowid,) in self._db.execute(
-                    "SELECT rowid FROM chunks WHERE chunks MATCH ?", (group.fts(),)
-                )
-            ]
+            matching = self._rows_matching(group.fts())
             count = len(matching)
             weight = math.log((self.size - count + 0.5) / (count + 0.5) + 1.0)
             weights.append((weight, wanted.intersection(matching)))
