@@ -212,3 +212,35 @@ def test_within_one_edit_agrees_with_the_edit_distance() -> None:
     ]
     for left, right in itertools.product(words, repeat=2):
         assert within_one_edit(left, right) == (edit_distance(left, right, 1) <= 1), (left, right)
+
+
+def test_matching_rows_are_remembered_up_to_the_bound(tmp_path: Path) -> None:
+    from agentskit_web.server.retrieval import MATCH_CACHE_MAX
+
+    index = index_of(tmp_path)
+    with index._lock:
+        for number in range(MATCH_CACHE_MAX):
+            index._rows_matching(f'"w{number}"')
+        assert len(index._matches) == MATCH_CACHE_MAX
+        index._rows_matching('"snippet"')  # one past the bound: the oldest goes
+        assert len(index._matches) == MATCH_CACHE_MAX
+        assert '"w0"' not in index._matches and '"snippet"' in index._matches
+
+
+def test_a_grown_index_forgets_remembered_matches(tmp_path: Path) -> None:
+    from agentskit_web.server.retrieval import Chunk
+
+    index = index_of(tmp_path)
+    assert index.search("zeppelin", 3) == []
+    index.add([Chunk("/docs/new.html", "air", "New", "Airships", "A zeppelin floats.")])
+    assert [p.anchor for p in index.search("zeppelin", 3)] == ["air"]
+
+
+def test_sentence_terms_are_remembered_up_to_the_bound() -> None:
+    from agentskit_web.server.generators import SENTENCE_CACHE_MAX, sentence_terms
+
+    sentence_terms.cache_clear()
+    for number in range(SENTENCE_CACHE_MAX + 1):
+        sentence_terms(f"Sentence {number}.")
+    info = sentence_terms.cache_info()
+    assert info.maxsize == SENTENCE_CACHE_MAX and info.currsize == SENTENCE_CACHE_MAX
