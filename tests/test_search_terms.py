@@ -244,3 +244,29 @@ def test_sentence_terms_are_remembered_up_to_the_bound() -> None:
         sentence_terms(f"Sentence {number}.")
     info = sentence_terms.cache_info()
     assert info.maxsize == SENTENCE_CACHE_MAX and info.currsize == SENTENCE_CACHE_MAX
+
+
+def test_a_section_named_by_the_question_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentskit_web.server.retrieval as retrieval
+
+    filler = "".join(
+        f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(8)
+    )
+    docs = {
+        "guide.md": (
+            "# Guide\n\n## Metrics\n\nThe backend writes one line per measure.\n\n"
+            "## Privacy\n\nThe backend writes metrics; metrics the backend writes are safe.\n\n"
+            + filler
+        )
+    }
+    folder = write(tmp_path / "docs", docs)
+    question = "Which metrics does the backend write?"
+    assert [p.anchor for p in DocsIndex.from_folder(folder).search(question, 2)] == [
+        "metrics",
+        "privacy",
+    ]
+    monkeypatch.setattr(retrieval, "HEADING_MATCH_WEIGHT", 1.0)  # without the weight
+    without = DocsIndex.from_folder(folder).search(question, 2)
+    assert without and without[0].anchor == "privacy"

@@ -77,6 +77,11 @@ PAGE_TOP_WEIGHT: Final = 0.7
 MATCH_CACHE_MAX: Final = 4_096
 """FTS5 expressions (a question word and its alternatives) whose matching rows are kept."""
 
+HEADING_MATCH_WEIGHT: Final = 1.5
+"""Score factor of a section whose heading words all appear in the question (a section
+with some of them gets a share of it): readers often name the section they need
+("which metrics...", "rate limiting"). Calibrated on the tuning split."""
+
 COVERAGE_DEPTH: Final = 3
 """Coverage counts a word found in any of the best this-many passages (an answer may
 combine sections: "how do I build the site and embed the widget")."""
@@ -671,8 +676,9 @@ class DocsIndex:
                 weights = self._word_weights(groups, [row[0] for row in rows[:COVERAGE_DEPTH]])
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
+        asked = terms_of(question) | {light_stem(g.word) for g in groups if " " not in g.word}
         ranked = sorted(
-            ((self._weighed(row), row[0]) for row in rows),
+            ((self._weighed(row, asked), row[0]) for row in rows),
             key=lambda pair: -pair[0].score,
         )
         top = {row[0] for row in rows[:COVERAGE_DEPTH]}  # BM25's own best, before reweighing
@@ -685,10 +691,15 @@ class DocsIndex:
         return found
 
     @staticmethod
-    def _weighed(row: Sequence[Any]) -> Passage:
-        """The passage of a result row, a page's top section weighed down."""
+    def _weighed(row: Sequence[Any], asked: set[str]) -> Passage:
+        """The passage of a result row: a page's top section weighed down, a section
+        weighed up by the share of its heading's words the question uses."""
         _, path, anchor, page_title, heading, body, code, rank = row
         factor = 1.0 if anchor else PAGE_TOP_WEIGHT
+        heading_terms = terms_of(heading) if anchor else set()
+        if heading_terms:
+            share = len(heading_terms & asked) / len(heading_terms)
+            factor *= 1 + (HEADING_MATCH_WEIGHT - 1) * share
         return Passage(
             path, anchor or None, page_title, heading, body, code, score=-float(rank) * factor
         )
