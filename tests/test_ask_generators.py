@@ -6,6 +6,7 @@ server (a small Starlette app under a real uvicorn on 127.0.0.1): no network.
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,6 +21,8 @@ from starlette.routing import Route
 from _ask_helpers import PASSAGE, ThreadedUvicorn, ask_body, post, site, text_of, write_docs
 from agentskit_web.server.ask_app import create_ask_app
 from agentskit_web.server.generators import (
+    EXTRACTIVE_CODE_MAX_CHARS,
+    EXTRACTIVE_MAX_SENTENCES,
     EXTRACTIVE_QUOTE_MAX_CHARS,
     ChatTurn,
     ExtractiveGenerator,
@@ -30,7 +33,7 @@ from agentskit_web.server.generators import (
     compose_extractive_answer,
     split_deltas,
 )
-from agentskit_web.server.retrieval import Passage
+from agentskit_web.server.retrieval import Passage, sentences
 
 # --------------------------------------------------------------------------- extractive
 
@@ -48,51 +51,100 @@ def collect(generator: Any, request: GenerationRequest) -> list[str]:
     return asyncio.run(run())
 
 
+def quotes_of(answer: str) -> list[str]:
+    return [line[2:] for line in answer.split("\n") if line.startswith("> ")]
+
+
 def test_extractive_answer_quotes_verbatim_and_attributes() -> None:
     source = passage(
         "Intro sentence about nothing. Install the widget with one line. "
         "It streams answers. Unrelated closing remark."
     )
     answer = compose_extractive_answer(GenerationRequest("How to install the widget?", [source]))
-    assert "> Install the widget with one line. It streams answers." in answer
+    # The short best sentence brings its neighbour; each sentence carries its marker.
+    assert "> Install the widget with one line. [1] It streams answers. [1]" in answer
+    assert "Intro sentence" not in answer and "Unrelated" not in answer
     assert "— *Guide › guide* [1]" not in answer
     assert "— *Guide* [1]" in answer
     assert answer.startswith("Here is what the documentation says:")
     assert answer.endswith("no language model was used._")
 
 
-def test_every_quote_is_a_verbatim_substring_of_its_passage() -> None:
+def test_every_quote_is_whole_verbatim_sentences_of_its_passage() -> None:
     passages = [
         passage("Alpha beta gamma. Delta epsilon widget zeta.", "One"),
         passage("Widget theta.\nIota kappa.", "Two"),
         passage("Lambda mu nu.", "Three"),
     ]
     answer = compose_extractive_answer(GenerationRequest("widget", passages))
-    quotes = [line[2:] for line in answer.split("\n") if line.startswith("> ")]
+    quotes = quotes_of(answer)
     assert len(quotes) == 3
-    for quote, source in zip(quotes, passages, strict=True):
-        for sentence in quote.split(". "):
-            assert sentence.rstrip(".") in source.text.replace("\n", " ")
-    assert "[1]" in answer and "[2]" in answer and "[3]" in answer
+    for number, (quote, source) in enumerate(zip(quotes, passages, strict=True), start=1):
+        pieces = [p.strip() for p in re.split(r"\[\d\]|…", quote) if p.strip()]
+        assert pieces and all(p in sentences(source.text) for p in pieces)
+        assert quote.count(f"[{number}]") == len(pieces)
 
 
 def test_best_sentence_matching_uses_light_stemming() -> None:
     source = passage("Nothing here. Installing takes a minute. Something else entirely different.")
     answer = compose_extractive_answer(GenerationRequest("how do I install?", [source]))
-    assert "> Installing takes a minute." in answer
+    assert "> Installing takes a minute. [1]" in answer
 
 
-def test_long_quotes_are_cut_on_a_word() -> None:
-    source = passage("widget " * 300)
+def test_compounds_and_one_letter_typos_find_the_sentence() -> None:
+    source = passage(
+        "Intro text here. Pages in sub-folders need their own config. Rate limits apply."
+    )
+    answer = compose_extractive_answer(GenerationRequest("subfolder", [source]))
+    assert "Pages in sub-folders need their own config. [1]" in answer
+    typo = compose_extractive_answer(GenerationRequest("the rate limts", [source]))
+    assert "Rate limits apply. [1]" in typo
+
+
+def test_at_most_the_sentence_limit_in_document_order_with_gaps_marked() -> None:
+    text = " ".join(f"Widget fact number {i}." for i in range(EXTRACTIVE_MAX_SENTENCES + 3))
+    source = passage("Opening line. " + text)
+    answer = compose_extractive_answer(GenerationRequest("widget fact", [source]))
+    quote = quotes_of(answer)[0]
+    assert quote.count("[1]") == EXTRACTIVE_MAX_SENTENCES
+    numbers = [int(n) for n in re.findall(r"number (\d+)", quote)]
+    assert numbers == sorted(numbers)
+
+
+def test_a_sentence_is_never_cut_only_skipped() -> None:
+    long_sentence = "widget " * (EXTRACTIVE_QUOTE_MAX_CHARS // 7 + 1) + "end."
+    assert len(long_sentence) > EXTRACTIVE_QUOTE_MAX_CHARS
+    source = passage(f"{long_sentence} A short widget line.")
     answer = compose_extractive_answer(GenerationRequest("widget", [source]))
-    quote = next(line for line in answer.split("\n") if line.startswith("> "))
-    assert len(quote) <= EXTRACTIVE_QUOTE_MAX_CHARS + 4 and quote.endswith(" …")
+    assert "A short widget line. [1]" in answer
+    assert "widget widget" not in answer and "…" not in answer.split("\n\n")[1]
+    fits = "widget " * (EXTRACTIVE_QUOTE_MAX_CHARS // 7 - 1) + "end."
+    assert len(fits) <= EXTRACTIVE_QUOTE_MAX_CHARS
+    answer = compose_extractive_answer(GenerationRequest("widget", [passage(fits)]))
+    assert f"> {fits} [1]" in answer
 
 
-def test_code_only_passage_quotes_its_first_line() -> None:
-    source = passage("", code="pip install agentskit-web\nsecond line")
-    answer = compose_extractive_answer(GenerationRequest("pip", [source]))
-    assert "> `pip install agentskit-web`" in answer
+def test_abbreviations_and_inline_code_do_not_end_a_sentence() -> None:
+    assert sentences("Skip files, e.g. `design/*`. Keys like `{a. B}` stay. Next.") == [
+        "Skip files, e.g. `design/*`.",
+        "Keys like `{a. B}` stay.",
+        "Next.",
+    ]
+
+
+def test_code_is_quoted_whole_or_not_at_all() -> None:
+    code = "pip install agentskit-web\nsecond line"
+    answer = compose_extractive_answer(GenerationRequest("pip", [passage("", code=code)]))
+    assert "> ```\n> pip install agentskit-web\n> second line\n> ```\n> [1]" in answer
+    at_limit = "pip " + "x" * (EXTRACTIVE_CODE_MAX_CHARS - 4)
+    assert len(at_limit) == EXTRACTIVE_CODE_MAX_CHARS
+    with_prose = passage("Install with pip.", code=at_limit)
+    assert "```" in compose_extractive_answer(GenerationRequest("pip", [with_prose]))
+    too_long = passage("Install with pip.", code=at_limit + "x")
+    answer = compose_extractive_answer(GenerationRequest("pip", [too_long]))
+    assert "```" not in answer and "Install with pip. [1]" in answer
+    off_topic = passage("Install with pip.", code="make demo")
+    assert "```" not in compose_extractive_answer(GenerationRequest("pip", [off_topic]))
 
 
 def test_no_quotable_text_is_a_generation_error() -> None:

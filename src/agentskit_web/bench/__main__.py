@@ -49,7 +49,13 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "reference Ask backend: TTFB, done, q/s at 10 clients",
         _section("backend", "backend_command"),
     ),
+    "answers": (
+        "retrieval eval: recall@1/@3, MRR, declined vs plain BM25 (own options: answers -h)",
+        _section("answers", "main"),
+    ),
 }
+OWN_OPTIONS = frozenset({"answers"})
+"""Sections that parse their own command line (everything after the section name)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,6 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         section.add_argument("--json", type=Path, default=None, help="also write results here")
         section.set_defaults(command=command)
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] and arguments[0] in OWN_OPTIONS:
+        import importlib
+
+        own = importlib.import_module(f".{arguments[0]}", __package__)
+        return int(own.main(arguments[1:]))
     if not arguments or arguments[0].startswith("-"):
         arguments.insert(0, "boot")
     args = parser.parse_args(arguments)

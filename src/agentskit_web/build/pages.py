@@ -111,11 +111,25 @@ def copy_site(paths: Paths) -> tuple[bool, list[Path]]:
     return changed, produced
 
 
+def is_conformance_vector(path: Path) -> bool:
+    """A JSON file of `cases`; other JSON in fixtures/ (the answers eval set) is CPython-only."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return True  # published as it is, so the page's runner reports it
+    return isinstance(document, dict) and "cases" in document
+
+
 def copy_fixtures(paths: Paths) -> tuple[bool, list[Path]]:
     """fixtures/ into dist/fixtures plus index.json: the JSON vectors and resources."""
     source_dir = paths.root / "fixtures"
     target_dir = paths.dist / "fixtures"
     files = sorted(p for p in source_dir.rglob("*") if p.is_file()) if source_dir.is_dir() else []
+    files = [
+        p
+        for p in files
+        if not (p.parent == source_dir and p.suffix == ".json") or is_conformance_vector(p)
+    ]
     changed = False
     produced: list[Path] = []
     for source in files:

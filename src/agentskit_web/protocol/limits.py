@@ -69,6 +69,12 @@ ESCALATION_MESSAGE_MAX_CHARS: Final = 4_096
 ESCALATION_MAX_CANDIDATES: Final = 8
 SITE_ASSISTANT_NAME_MAX_CHARS: Final = 256
 SITE_MAX_SUGGESTIONS: Final = 8
+SITE_MAX_SYNONYM_GROUPS: Final = 64
+"""Optional `search.synonyms` of a site config (an additive extension): at most this many groups,"""
+SITE_SYNONYM_GROUP_TERMS_RANGE: Final = (2, 8)
+"""each of 2 to 8 equivalent terms,"""
+SITE_SYNONYM_TERM_MAX_CHARS: Final = 64
+"""each term 1 to 64 characters (after trim) with at least one letter or digit."""
 SITE_MAX_COMPONENTS: Final = 64
 SITE_MAX_ACTIONS: Final = 64
 SITE_REQUEST_TIMEOUT_MS_RANGE: Final = (100, 120_000)

@@ -13,9 +13,10 @@ operator error, reported as SERVER_INVALID_CONFIG (the reference server's
 500 configuration code) with fixed messages.
 """
 
+import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from .diagnostics import DecodeResult, Diagnostic
 from .identifiers import SafeId, js_chars
@@ -28,10 +29,13 @@ from .limits import (
     SITE_MAX_COMPONENTS,
     SITE_MAX_SOURCES_RANGE,
     SITE_MAX_SUGGESTIONS,
+    SITE_MAX_SYNONYM_GROUPS,
     SITE_REQUEST_TIMEOUT_MS_RANGE,
     SITE_RETRIEVAL_TIMEOUT_MS_RANGE,
+    SITE_SYNONYM_GROUP_TERMS_RANGE,
+    SITE_SYNONYM_TERM_MAX_CHARS,
 )
-from .wire_fields import JS_TRIM, JsInt, exact_number
+from .wire_fields import JS_TRIM, NOT_NULL, JsInt, exact_number
 from .wire_json import JSON_INVALID, parse_json
 from .wire_model import StrictWireModel
 
@@ -45,7 +49,8 @@ _INVALID: Final = Diagnostic(SERVER_INVALID_CONFIG, "Ask site configuration is i
 # Every list and field of a valid config, with room to spare; bounds the walk
 # of a host dict (and refuses cycles) before pydantic sees it.
 _STRUCTURE: Final = StructureLimits(
-    max_nodes=4 * (SITE_MAX_SUGGESTIONS + SITE_MAX_COMPONENTS + SITE_MAX_ACTIONS + 64),
+    max_nodes=4 * (SITE_MAX_SUGGESTIONS + SITE_MAX_COMPONENTS + SITE_MAX_ACTIONS + 64)
+    + SITE_MAX_SYNONYM_GROUPS * (SITE_SYNONYM_GROUP_TERMS_RANGE[1] + 1),
     max_depth=JSON_MAX_NESTING + 1,
 )
 
@@ -92,6 +97,34 @@ class SitePersistence(StrictWireModel):
     mode: Literal["required", "disabled"]
 
 
+def _has_word(term: str) -> str:
+    if not re.search(r"\w", term):
+        raise ValueError("a synonym needs a letter or digit")
+    return term
+
+
+SynonymTerm = Annotated[
+    str, JS_TRIM, js_chars(1, SITE_SYNONYM_TERM_MAX_CHARS), AfterValidator(_has_word)
+]
+SynonymGroup = Annotated[
+    list[SynonymTerm],
+    Field(
+        min_length=SITE_SYNONYM_GROUP_TERMS_RANGE[0], max_length=SITE_SYNONYM_GROUP_TERMS_RANGE[1]
+    ),
+]
+
+
+class SiteSearch(StrictWireModel):
+    """Optional retrieval settings (an extension of the v1 contract; absent in most configs).
+
+    `synonyms` are groups of terms a reader may use for one another ("llm" and
+    "model"); the reference backend searches every term of a group when a
+    question uses one of them.
+    """
+
+    synonyms: Annotated[list[SynonymGroup], Field(max_length=SITE_MAX_SYNONYM_GROUPS)]
+
+
 class SiteConfig(StrictWireModel):
     """A validated, immutable backend site config."""
 
@@ -104,6 +137,7 @@ class SiteConfig(StrictWireModel):
     actions: Annotated[list[SafeId], Field(max_length=SITE_MAX_ACTIONS)]
     limits: SiteLimits
     persistence: SitePersistence
+    search: Annotated[SiteSearch | None, NOT_NULL] = None
 
 
 def _decode(data: Any) -> DecodeResult:

@@ -153,6 +153,7 @@ class SiteSettings:
     generation_timeout: float
     persistence_required: bool
     wire: Mapping[str, Any] = field(repr=False, default_factory=dict)
+    synonyms: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def from_wire(cls, wire: Mapping[str, Any]) -> "SiteSettings":
@@ -168,6 +169,7 @@ class SiteSettings:
             generation_timeout=limits["generationTimeoutMs"] / 1000,
             persistence_required=wire["persistence"]["mode"] == "required",
             wire=wire,
+            synonyms=tuple(tuple(group) for group in wire.get("search", {}).get("synonyms", ())),
         )
 
 
@@ -848,7 +850,9 @@ def create_ask_endpoint(
     if retriever is None:
         if docs_dir is None:
             raise ValueError("create_ask_app needs docs_dir (or a retriever).")
-        index = DocsIndex.from_folder(docs_dir, index_database, page_path, docs_exclude)
+        index = DocsIndex.from_folder(
+            docs_dir, index_database, page_path, docs_exclude, synonyms=site.synonyms
+        )
         retriever = SqliteRetriever(index)
     if site.persistence_required and session_store is None:
         session_store = SessionStore()

@@ -14,6 +14,8 @@ with the site build so a citation lands on the heading the build published.
 """
 
 import fnmatch
+import functools
+import math
 import re
 import sqlite3
 import threading
@@ -28,6 +30,17 @@ from markdown_it.token import Token
 
 from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text, page_path_for
 from ..protocol.limits import SOURCE_TITLE_MAX_CHARS
+from .search_terms import (
+    ALL_AIDS,
+    PREFIX_MIN_CHARS,
+    Alternative,
+    QueryOptions,
+    TermGroup,
+    Vocabulary,
+    match_expression,
+    normalise_synonyms,
+    term_groups,
+)
 
 CHUNK_MAX_CHARS: Final = 2_000
 """Longest chunk body; longer sections are split so BM25 length normalisation stays fair."""
@@ -39,8 +52,35 @@ RELATIVE_SCORE_FLOOR: Final = 0.5
 """Passages scoring under this fraction of the best one are dropped: they share a
 common word with the question but are rarely about it, and only add noise."""
 
-PREFIX_MIN_CHARS: Final = 4
-"""Question terms at least this long are searched as prefixes (see build_match_query)."""
+CANDIDATES_PER_RESULT: Final = 3
+"""Rows fetched per passage asked for, so dropping repeats of a section still fills the list."""
+
+NEAR_DUPLICATE_JACCARD: Final = 0.8
+"""Two passages whose word sets overlap this much say the same thing: one answer keeps one."""
+
+NOT_FOUND_COVERAGE: Final = 0.35
+"""The best passage must contain at least this share of the question's words, weighted
+by how rare each is in the docs (IDF), or the question is declined as not answered.
+Calibrated on the tuning split of fixtures/answers_eval.json (make bench, answers)."""
+
+PAGE_TOP_WEIGHT: Final = 0.7
+"""Score factor of a page's top section (the text under its h1)."""
+
+MATCH_CACHE_MAX: Final = 4_096
+"""FTS5 expressions (a question word and its alternatives) whose matching rows are kept."""
+
+HEADING_MATCH_WEIGHT: Final = 1.5
+"""Score factor of a section whose heading words all appear in the question (a section
+with some of them gets a share of it): readers often name the section they need
+("which metrics...", "rate limiting"). Calibrated on the tuning split."""
+
+COVERAGE_DEPTH: Final = 3
+"""Coverage counts a word found in any of the best this-many passages (an answer may
+combine sections: "how do I build the site and embed the widget")."""
+
+COVERAGE_MIN_CHARS: Final = 3
+"""Shorter words ("ui", "v2") and numbers say too little about the topic to count for or
+against it."""
 
 DOC_SUFFIXES: Final = (".md", ".markdown", ".html", ".htm")
 
@@ -104,8 +144,10 @@ _STOPWORDS: Final = frozenset(
     ]
 )
 
+STOPWORDS: Final = _STOPWORDS
+"""The common words no search or quote scoring counts (public for the generators)."""
+
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SENTENCE_BREAK = re.compile(r"\n+|(?<=[.!?])\s+")
 
 
 class RetrievalError(RuntimeError):
@@ -378,7 +420,7 @@ def load_docs(
 
 
 def build_match_query(question: str) -> str | None:
-    """An FTS5 MATCH expression: the question's distinct non-stopword terms, OR-ed.
+    """The plain FTS5 MATCH expression: the question's distinct non-stopword terms, OR-ed.
 
     Every term is a quoted FTS5 string, so no character of the question can
     become query syntax. Terms of `PREFIX_MIN_CHARS` or more are prefix
@@ -400,6 +442,51 @@ def build_match_query(question: str) -> str | None:
     )
 
 
+def _coverage(weights: Sequence[tuple[float, set[int]]], rowids: set[int]) -> float:
+    """The IDF-weighted share of the question's words held by at least one of `rowids`."""
+    total = sum(weight for weight, _ in weights)
+    found = sum(weight for weight, hits in weights if hits & rowids)
+    return found / total if total > 0 else 1.0
+
+
+def word_set(passage: Passage) -> frozenset[str]:
+    """The distinct lower-cased words of a passage's text and code."""
+    return frozenset(_WORD.findall(f"{passage.text} {passage.code}".lower()))
+
+
+def distinct_passages(
+    passages: Iterable[Passage],
+    limit: int,
+    words_of: Callable[[Passage], frozenset[str]] = word_set,
+) -> list[Passage]:
+    """The first `limit` passages without a second chunk of a section already kept and
+    without near-duplicates (word-set Jaccard >= NEAR_DUPLICATE_JACCARD) of a kept one."""
+    kept: list[tuple[Passage, frozenset[str]]] = []
+    sections: set[tuple[str, str | None]] = set()
+    for passage in passages:
+        if len(kept) >= limit:
+            break
+        section = (passage.path, passage.anchor)
+        if section in sections:
+            continue
+        words = words_of(passage)
+        if any(_near_duplicate(words, other) for _, other in kept):
+            continue
+        sections.add(section)
+        kept.append((passage, words))
+    return [passage for passage, _ in kept]
+
+
+def _near_duplicate(left: frozenset[str], right: frozenset[str]) -> bool:
+    """Jaccard >= NEAR_DUPLICATE_JACCARD; sets of very different sizes never are (cheap test)."""
+    small, large = sorted((len(left), len(right)))
+    if small < large * NEAR_DUPLICATE_JACCARD:
+        return False
+    shared = len(left & right)
+    union = len(left) + len(right) - shared
+    return not union or shared / union >= NEAR_DUPLICATE_JACCARD
+
+
 _SCHEMA: Final = """
 DROP TABLE IF EXISTS chunks;
 CREATE VIRTUAL TABLE chunks USING fts5(
@@ -411,7 +498,9 @@ CREATE VIRTUAL TABLE chunks USING fts5(
 # bm25() weights, in column order: path, anchor, page_title, heading, body, code.
 # Headings say what a section is about; code blocks often repeat words (JSON
 # keys, flags) without being about them, so they weigh least.
-_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.5, 3.0, 1.0, 0.25)"
+_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.5, 4.0, 1.0, 0.25)"
+_PLAIN_RANK: Final = "bm25(chunks, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0)"
+"""The eval's plain-BM25 peer: every text column weighs the same."""
 
 
 class DocsIndex:
@@ -422,11 +511,21 @@ class DocsIndex:
     share without one.
     """
 
-    def __init__(self, database: str | Path = ":memory:") -> None:
+    def __init__(
+        self,
+        database: str | Path = ":memory:",
+        synonyms: Iterable[Sequence[str]] = (),
+        options: QueryOptions = ALL_AIDS,
+    ) -> None:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(database), check_same_thread=False)
         self._db.executescript(_SCHEMA)
         self.size = 0
+        self.vocabulary = Vocabulary()
+        self.synonyms = normalise_synonyms(synonyms)
+        self.options = options
+        self._words: dict[tuple[str, str | None, str], frozenset[str]] = {}
+        self._matches: dict[str, frozenset[int]] = {}
 
     @classmethod
     def from_folder(
@@ -435,6 +534,8 @@ class DocsIndex:
         database: str | Path = ":memory:",
         page_path: Callable[[PurePosixPath], str] = page_path_for,
         exclude: Sequence[str] = (),
+        synonyms: Iterable[Sequence[str]] = (),
+        options: QueryOptions = ALL_AIDS,
     ) -> "DocsIndex":
         """Index a docs folder; raises ValueError with a clear message when there is nothing."""
         folder = Path(docs_dir)
@@ -443,7 +544,7 @@ class DocsIndex:
         chunks = load_docs(folder, page_path, exclude)
         if not chunks:
             raise ValueError(f"Docs folder {folder} has no Markdown or HTML page with text.")
-        index = cls(database)
+        index = cls(database, synonyms, options)
         index.add(chunks)
         return index
 
@@ -452,29 +553,159 @@ class DocsIndex:
         with self._lock, self._db:
             self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)", rows)
         self.size += len(rows)
+        self.vocabulary.add(" ".join(row[2:]) for row in rows)
+        self._matches.clear()
+
+    def groups(self, question: str) -> list[TermGroup]:
+        """The question's term groups (compounds, repaired typos, synonyms) for this index."""
+        return term_groups(
+            question,
+            self.vocabulary,
+            self.synonyms,
+            _STOPWORDS,
+            QUERY_MAX_TERMS,
+            self.options,
+            self._finds,
+        )
+
+    def _finds(self, word: str) -> bool:
+        """Whether the index matches the word as searched (stemmed, prefix when long)."""
+        if word in self.vocabulary.counts:
+            return True
+        with self._lock:
+            return bool(self._rows_matching(Alternative((word,)).fts()))
+
+    def _rows_matching(self, expression: str) -> frozenset[int]:
+        """The rowids matching one FTS5 expression (lock held), remembered until the next
+        `add`: readers ask with the same words again and again. At most
+        MATCH_CACHE_MAX expressions are kept; the oldest goes first."""
+        found = self._matches.get(expression)
+        if found is None:
+            found = frozenset(
+                rowid
+                for (rowid,) in self._db.execute(
+                    "SELECT rowid FROM chunks WHERE chunks MATCH ?", (expression,)
+                )
+            )
+            if len(self._matches) >= MATCH_CACHE_MAX:
+                self._matches.pop(next(iter(self._matches)))
+            self._matches[expression] = found
+        return found
 
     def search(self, question: str, limit: int) -> list[Passage]:
-        """The best `limit` passages for a question, best first (BM25: lower is better)."""
-        match = build_match_query(question)
+        """The best `limit` distinct passages for a question, best first; [] means not answered.
+
+        BM25 (lower is better) over the expanded query picks candidates; each
+        score is then weighed down for a page's top section
+        (`PAGE_TOP_WEIGHT`). One passage per section is kept and none that
+        nearly repeats a better one; passages far below the best are dropped;
+        and nothing at all is returned when the best passages together hold
+        too little of the question (`NOT_FOUND_COVERAGE`).
+        """
+        groups = self.groups(question)
+        match = match_expression(groups)
         if match is None or limit < 1:
             return []
         sql = (
-            f"SELECT path, anchor, page_title, heading, body, code, {_RANK} AS rank "
+            f"SELECT rowid, path, anchor, page_title, heading, body, code, {_RANK} AS rank "
             "FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?"
         )
         try:
             with self._lock:
-                rows: list[Any] = self._db.execute(sql, (match, limit)).fetchall()
+                rows: list[Any] = self._db.execute(
+                    sql, (match, limit * CANDIDATES_PER_RESULT)
+                ).fetchall()
+                weights = self._word_weights(groups, [row[0] for row in rows[:COVERAGE_DEPTH]])
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
-        found = [
-            Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
-            for path, anchor, page_title, heading, body, code, rank in rows
-        ]
+        asked = terms_of(question) | {light_stem(g.word) for g in groups if " " not in g.word}
+        ranked = sorted(
+            ((self._weighed(row, asked), row[0]) for row in rows),
+            key=lambda pair: -pair[0].score,
+        )
+        top = {row[0] for row in rows[:COVERAGE_DEPTH]}  # BM25's own best, before reweighing
+        if not ranked or _coverage(weights, top) < NOT_FOUND_COVERAGE:
+            return []
+        found = distinct_passages((passage for passage, _ in ranked), limit, self._words_of)
         if found and found[0].score > 0:
             floor = found[0].score * RELATIVE_SCORE_FLOOR
             found = [passage for passage in found if passage.score >= floor]
         return found
+
+    @staticmethod
+    def _weighed(row: Sequence[Any], asked: set[str]) -> Passage:
+        """The passage of a result row: a page's top section weighed down, a section
+        weighed up by the share of its heading's words the question uses."""
+        _, path, anchor, page_title, heading, body, code, rank = row
+        factor = 1.0 if anchor else PAGE_TOP_WEIGHT
+        heading_terms = terms_of(heading) if anchor else set()
+        if heading_terms:
+            share = len(heading_terms & asked) / len(heading_terms)
+            factor *= 1 + (HEADING_MATCH_WEIGHT - 1) * share
+        return Passage(
+            path, anchor or None, page_title, heading, body, code, score=-float(rank) * factor
+        )
+
+    def _words_of(self, passage: Passage) -> frozenset[str]:
+        """`word_set`, remembered per chunk (at most one entry per indexed chunk)."""
+        key = (passage.path, passage.anchor, passage.text)
+        words = self._words.get(key)
+        if words is None:
+            words = self._words[key] = word_set(passage)
+        return words
+
+    def _word_weights(
+        self, groups: Sequence[TermGroup], rowids: Sequence[int]
+    ) -> list[tuple[float, set[int]]]:
+        """Per question word: its IDF weight and which of the given chunks hold it (lock held).
+
+        Only single-word groups count (a pair group repeats its words), and not
+        short words or numbers. A word no chunk contains weighs as much as the
+        rarest possible word, so a question about something the docs never
+        mention is mostly not covered.
+        """
+        wanted = set(rowids)
+        weights: list[tuple[float, set[int]]] = []
+        for group in groups:
+            if " " in group.word or len(group.word) < COVERAGE_MIN_CHARS or group.word.isdigit():
+                continue
+            matching = self._rows_matching(group.fts())
+            count = len(matching)
+            weight = math.log((self.size - count + 0.5) / (count + 0.5) + 1.0)
+            weights.append((weight, wanted.intersection(matching)))
+        return weights
+
+    def all_passages(self) -> list[Passage]:
+        """Every indexed chunk, in insertion order (for checks over the whole corpus)."""
+        with self._lock:
+            rows: list[Any] = self._db.execute(
+                "SELECT path, anchor, page_title, heading, body, code FROM chunks ORDER BY rowid"
+            ).fetchall()
+        return [
+            Passage(path, anchor or None, page_title, heading, body, code)
+            for path, anchor, page_title, heading, body, code in rows
+        ]
+
+    def search_plain_bm25(self, question: str, limit: int) -> list[Passage]:
+        """The eval's peer: plain FTS5 BM25 over the same table, nothing of ours on top.
+
+        Every word of the question OR-ed (no stopwords, no prefixes), default
+        column weights over the text columns, no score floor.
+        """
+        words = list(dict.fromkeys(_WORD.findall(question.lower())))
+        if not words or limit < 1:
+            return []
+        match = " OR ".join(f'"{word}"' for word in words)
+        sql = (
+            f"SELECT path, anchor, page_title, heading, body, code, {_PLAIN_RANK} AS rank "
+            "FROM chunks WHERE chunks MATCH ? ORDER BY rank LIMIT ?"
+        )
+        with self._lock:
+            rows: list[Any] = self._db.execute(sql, (match, limit)).fetchall()
+        return [
+            Passage(path, anchor or None, page_title, heading, body, code, score=-float(rank))
+            for path, anchor, page_title, heading, body, code, rank in rows
+        ]
 
     def close(self) -> None:
         with self._lock:
@@ -497,11 +728,39 @@ class SqliteRetriever:
         )
 
 
+_ABBREVIATIONS: Final = frozenset(["e.g.", "i.e.", "etc.", "vs.", "cf.", "approx."])
+"""A full stop after these does not end a sentence ("e.g. `design/*`")."""
+
+_SENTENCE_END: Final = re.compile(r"[.!?][)\"'”’]*\s+")
+
+
 def sentences(text: str) -> list[str]:
-    """Split passage text into sentences/lines (used by the extractive generator)."""
-    return [piece.strip() for piece in _SENTENCE_BREAK.split(text) if piece.strip()]
+    """Split passage text into whole sentences (used by the extractive generator).
+
+    Every line (a paragraph, list item or table cell) is split after `.`, `!`
+    or `?` followed by white space, except inside inline code (an odd number
+    of backticks before the stop) and after a common abbreviation, so a quote
+    built from these pieces never stops mid-sentence or mid-code span.
+    """
+    found: list[str] = []
+    for line in text.split("\n"):
+        start = 0
+        for end in _SENTENCE_END.finditer(line):
+            candidate = line[start : end.end()]
+            last_word = candidate.split()[-1].lower() if candidate.split() else ""
+            if candidate.count("`") % 2 or last_word in _ABBREVIATIONS:
+                continue
+            found.append(candidate.strip())
+            start = end.end()
+        found.append(line[start:].strip())
+    return [sentence for sentence in found if sentence]
 
 
+STEM_CACHE_MAX: Final = 8_192
+"""Distinct words whose stems are remembered (docs repeat the same words in every answer)."""
+
+
+@functools.lru_cache(maxsize=STEM_CACHE_MAX)
 def light_stem(word: str) -> str:
     """A crude English stem for sentence scoring: `installing`/`installs` -> `install`."""
     for suffix in ("ing", "ed", "es", "s"):

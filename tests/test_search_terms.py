@@ -1,0 +1,272 @@
+"""Question words to FTS5 groups: compounds, typo repair, synonyms; and the index using them."""
+
+from pathlib import Path
+
+import pytest
+
+from agentskit_web.server.retrieval import (
+    NEAR_DUPLICATE_JACCARD,
+    DocsIndex,
+    Passage,
+    distinct_passages,
+)
+from agentskit_web.server.search_terms import (
+    TYPO_CHANGE_MIN_CHARS,
+    TYPO_LONG_WORD_CHARS,
+    TYPO_MIN_CHARS,
+    QueryOptions,
+    Vocabulary,
+    edit_distance,
+    is_subsequence,
+    normalise_synonyms,
+    term_groups,
+    trigrams,
+)
+
+STOP = frozenset({"how", "do", "i", "the", "a", "of", "my", "to", "is"})
+DOCS = {
+    "embedding.md": (
+        "# Embedding the widget\n\nAdd the snippet to your template.\n\n"
+        "## Pages in sub-folders\n\nA page in a sub-folder needs its own config path.\n\n"
+        "## Static site generators\n\nMkDocs and Sphinx templates take the snippet.\n"
+    ),
+    "generators.md": (
+        "# Answer generators\n\nThe extractive generator quotes the docs; the openai "
+        "generator calls a model endpoint.\n\n## Rate limiting\n\nEach client has a token "
+        "bucket; a database keeps nothing.\n"
+    ),
+    "security.md": (
+        "# Security\n\n## Content-Security-Policy\n\nPyodide needs wasm-unsafe-eval in "
+        "script-src.\n"
+    ),
+}
+
+
+def write(folder: Path, docs: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in docs.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def index_of(tmp_path: Path, **options: object) -> DocsIndex:
+    return DocsIndex.from_folder(write(tmp_path / "docs", DOCS), **options)  # type: ignore[arg-type]
+
+
+def groups(vocabulary: Vocabulary, question: str, **kw: object) -> dict[str, list[tuple[str, ...]]]:
+    found = term_groups(question, vocabulary, kw.pop("synonyms", {}), STOP, 32, **kw)  # type: ignore[arg-type]
+    return {g.word: [a.words for a in g.alternatives] for g in found}
+
+
+# ------------------------------------------------------------------ pure logic
+
+
+def test_trigrams_are_padded() -> None:
+    assert trigrams("cat") == {"^ca", "cat", "at$"}
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "distance"),
+    [("limt", "limit", 1), ("metrcis", "metrics", 1), ("widgit", "widget", 1), ("abc", "abc", 0)],
+)
+def test_edit_distance_counts_a_swap_as_one(left: str, right: str, distance: int) -> None:
+    assert edit_distance(left, right, 2) == distance
+
+
+def test_edit_distance_stops_past_its_bound() -> None:
+    assert edit_distance("kubernetes", "template", 2) == 3
+    assert edit_distance("a", "abcd", 2) == 3
+
+
+def test_is_subsequence_is_a_dropped_letter() -> None:
+    assert is_subsequence("tets", "tests") and not is_subsequence("gets", "tests")
+    assert not is_subsequence("tests", "tests")
+
+
+def test_repair_prefers_a_dropped_letter_and_keeps_the_first_letter() -> None:
+    vocabulary = Vocabulary(["list list list limit tests gets alone template"])
+    assert vocabulary.repair("limt") == "limit"  # not the more common "list"
+    assert vocabulary.repair("tets") == "tests"
+    assert vocabulary.repair("lone") is None  # "alone" changes the first letter
+    assert vocabulary.repair("templete") == "template"
+
+
+def test_repair_bounds_by_length() -> None:
+    vocabulary = Vocabulary(["disk dist persistence configuration abcdefgh"])
+    short = "x" * (TYPO_MIN_CHARS - 1)
+    assert vocabulary.repair(short) is None
+    # A changed letter is repaired only from TYPO_CHANGE_MIN_CHARS letters on.
+    assert vocabulary.repair("disq") is None
+    assert len("abcdefgx") >= TYPO_CHANGE_MIN_CHARS
+    assert vocabulary.repair("abcdefgx") == "abcdefgh"
+    # Two edits only from TYPO_LONG_WORD_CHARS letters on.
+    assert len("persistanse") >= TYPO_LONG_WORD_CHARS
+    assert vocabulary.repair("persistanse") == "persistence"
+    assert len("abcdefyx") < TYPO_LONG_WORD_CHARS
+    assert vocabulary.repair("abcdefyx") is None
+
+
+def test_compounds_split_and_join() -> None:
+    vocabulary = Vocabulary(["pages in sub folders and a database"])
+    found = groups(vocabulary, "widget in a subfolder")
+    assert ("sub", "folder") in found["subfolder"]
+    joined = groups(vocabulary, "data base")
+    assert ("database",) in joined["data base"]
+    assert (
+        groups(vocabulary, "data base", options=QueryOptions(compounds=False)).get("data base")
+        is None
+    )
+
+
+def test_synonyms_fill_in_words_the_docs_do_not_use() -> None:
+    vocabulary = Vocabulary(["the model endpoint"])
+    synonyms = normalise_synonyms([["LLM", "language model", "model"]])
+    found = groups(vocabulary, "my own llm", synonyms=synonyms)
+    assert ("model",) in found["llm"] and ("language", "model") in found["llm"]
+    # A docs word is searched as it is: a rare synonym must not outweigh it.
+    assert groups(vocabulary, "the model", synonyms=synonyms)["model"] == [("model",)]
+
+
+def test_normalise_synonyms_lowercases_and_splits_phrases() -> None:
+    table = normalise_synonyms([["CSP", "Content-Security-Policy"], ["csp", "policy"]])
+    assert table["csp"] == (("content", "security", "policy"), ("policy",))
+    assert table["content security policy"] == (("csp",),)
+
+
+def test_near_duplicates_and_repeated_sections_are_dropped() -> None:
+    text = " ".join(f"w{i}" for i in range(100))
+    same = Passage("/a", "x", "A", "X", text)
+    second_chunk = Passage("/a", "x", "A", "X", "other words entirely")
+    near = Passage("/b", None, "B", "B", text + " extra")
+    different = Passage("/c", None, "C", "C", "nothing shared")
+    kept = distinct_passages([same, second_chunk, near, different], 8)
+    assert kept == [same, different]
+    assert len(distinct_passages([same, different], 1)) == 1
+
+
+def test_near_duplicate_threshold_at_and_below_the_limit() -> None:
+    base = [f"w{i}" for i in range(10)]
+    at_limit = Passage("/b", None, "B", "B", " ".join(base[:8]))  # 8 of 10 shared: 0.8
+    below = Passage("/c", None, "C", "C", " ".join(base[:7]))  # 7 of 10: 0.7
+    first = Passage("/a", None, "A", "A", " ".join(base))
+    assert NEAR_DUPLICATE_JACCARD == 0.8
+    assert distinct_passages([first, at_limit], 8) == [first]
+    assert distinct_passages([first, below], 8) == [first, below]
+
+
+# ------------------------------------------------------------------ the index
+
+
+def test_a_subfolder_question_finds_the_sub_folder_section(tmp_path: Path) -> None:
+    found = index_of(tmp_path).search("How do I serve the widget from a subfolder?", 3)
+    assert found and found[0].anchor == "pages-in-sub-folders"
+
+
+def test_a_typo_still_finds_the_section(tmp_path: Path) -> None:
+    index = index_of(tmp_path)
+    found = index.search("sphinx templete", 3)
+    assert found and found[0].anchor == "static-site-generators"
+    plain = DocsIndex.from_folder(
+        tmp_path / "docs", options=QueryOptions(typos=False), exclude=("none",)
+    )
+    assert [p.anchor for p in plain.search("templete", 3)] == []
+
+
+def test_site_synonyms_reach_the_generator_section(tmp_path: Path) -> None:
+    index = index_of(tmp_path, synonyms=[["llm", "model"]])
+    found = index.search("my llm?", 3)
+    assert found and found[0].path == "/docs/generators.html"
+    assert index_of(tmp_path / "no-synonyms").search("my llm?", 3) == []
+
+
+def test_a_question_about_something_else_is_declined(tmp_path: Path) -> None:
+    index = index_of(tmp_path)
+    assert index.search("How do I deploy the widget on Kubernetes with Helm?", 3) == []
+    assert index.search("How do I add the widget to a Sphinx template?", 3)
+
+
+def test_the_site_config_synonyms_reach_the_backend(tmp_path: Path) -> None:
+    from _ask_helpers import ask_body, post, site
+    from agentskit_web.server.ask_app import create_ask_app, load_site_config
+
+    docs = write(tmp_path / "docs", DOCS)
+    config = site(search={"synonyms": [["llm", "model"]]})
+    assert load_site_config(config).synonyms == (("llm", "model"),)
+    with_synonyms = post(create_ask_app(config, docs), ask_body("my llm?"))
+    assert with_synonyms.status == 200
+    assert with_synonyms.events[-1]["type"] == "done"
+    without = post(create_ask_app(site(), docs), ask_body("my llm?"))
+    assert without.status == 422
+
+
+def test_within_one_edit_agrees_with_the_edit_distance() -> None:
+    import itertools
+    import random
+
+    from agentskit_web.server.search_terms import within_one_edit
+
+    generator = random.Random(16)
+    words = ["", "a", "ab", "ba", "abc", "acb", "limt", "limit", "metrcis", "metrics"]
+    words += [
+        "".join(generator.choice("abc") for _ in range(generator.randint(0, 5))) for _ in range(150)
+    ]
+    for left, right in itertools.product(words, repeat=2):
+        assert within_one_edit(left, right) == (edit_distance(left, right, 1) <= 1), (left, right)
+
+
+def test_matching_rows_are_remembered_up_to_the_bound(tmp_path: Path) -> None:
+    from agentskit_web.server.retrieval import MATCH_CACHE_MAX
+
+    index = index_of(tmp_path)
+    with index._lock:
+        for number in range(MATCH_CACHE_MAX):
+            index._rows_matching(f'"w{number}"')
+        assert len(index._matches) == MATCH_CACHE_MAX
+        index._rows_matching('"snippet"')  # one past the bound: the oldest goes
+        assert len(index._matches) == MATCH_CACHE_MAX
+        assert '"w0"' not in index._matches and '"snippet"' in index._matches
+
+
+def test_a_grown_index_forgets_remembered_matches(tmp_path: Path) -> None:
+    from agentskit_web.server.retrieval import Chunk
+
+    index = index_of(tmp_path)
+    assert index.search("zeppelin", 3) == []
+    index.add([Chunk("/docs/new.html", "air", "New", "Airships", "A zeppelin floats.")])
+    assert [p.anchor for p in index.search("zeppelin", 3)] == ["air"]
+
+
+def test_sentence_terms_are_remembered_up_to_the_bound() -> None:
+    from agentskit_web.server.generators import SENTENCE_CACHE_MAX, sentence_terms
+
+    sentence_terms.cache_clear()
+    for number in range(SENTENCE_CACHE_MAX + 1):
+        sentence_terms(f"Sentence {number}.")
+    info = sentence_terms.cache_info()
+    assert info.maxsize == SENTENCE_CACHE_MAX and info.currsize == SENTENCE_CACHE_MAX
+
+
+def test_a_section_named_by_the_question_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentskit_web.server.retrieval as retrieval
+
+    filler = "".join(
+        f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(8)
+    )
+    docs = {
+        "guide.md": (
+            "# Guide\n\n## Metrics\n\nThe backend writes one line per measure.\n\n"
+            "## Privacy\n\nThe backend writes metrics; metrics the backend writes are safe.\n\n"
+            + filler
+        )
+    }
+    folder = write(tmp_path / "docs", docs)
+    question = "Which metrics does the backend write?"
+    assert [p.anchor for p in DocsIndex.from_folder(folder).search(question, 2)] == [
+        "metrics",
+        "privacy",
+    ]
+    monkeypatch.setattr(retrieval, "HEADING_MATCH_WEIGHT", 1.0)  # without the weight
+    without = DocsIndex.from_folder(folder).search(question, 2)
+    assert without and without[0].anchor == "privacy"
