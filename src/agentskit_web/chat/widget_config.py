@@ -24,7 +24,7 @@ attribute typo never stops the widget from booting.
 """
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal
 
@@ -106,7 +106,8 @@ class WidgetConfig:
     disclaimer: str = DEFAULT_DISCLAIMER
     knowledge_url: str | None = None
     layout: Layout = "inline"
-    strings: Mapping[str, str] = DEFAULT_STRINGS
+    strings: Mapping[str, str] = field(default_factory=dict)
+    """The site's replacements only; `text` falls back to DEFAULT_STRINGS."""
 
     def text(self, key: str) -> str:
         """The UI string `key`: the site's replacement, else the default."""
