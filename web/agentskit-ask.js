@@ -189,6 +189,7 @@ class AskElement extends HTMLElement {
   #strings = DEFAULT_STRINGS;
   #layout = "inline";
   #returnFocus = null;
+  #progressText = "";
 
   connectedCallback() {
     shared.elements.add(this);
@@ -270,7 +271,7 @@ class AskElement extends HTMLElement {
     const status = make("p", { class: "ak-status", role: "status", "aria-live": "polite" });
     const progress = make("progress", { class: "ak-progress", "aria-hidden": "true" });
     progress.hidden = true;
-    const failure = make("div", { class: "ak-boot-error", role: "alert" });
+    const failure = make("div", { class: "ak-error", role: "alert" });
     failure.hidden = true;
     const message = make("p", { class: "ak-error-message" });
     const retry = make("button", { type: "button", class: "ak-retry" }, strings.retry);
@@ -336,7 +337,8 @@ class AskElement extends HTMLElement {
     if (!question || this.dataset.mounted !== undefined) return;
     this.#pending = question;
     input.readOnly = true;
-    status.textContent = this.#strings.kept;
+    if (this.#progressText) this.#say(this.#progressText);
+    else status.textContent = this.#strings.kept;
     this.#start();
   }
 
@@ -364,6 +366,7 @@ class AskElement extends HTMLElement {
 
   #say(text) {
     const { status } = this.#parts;
+    this.#progressText = text;
     status.dataset.progress = "";
     status.textContent = this.#pending ? `${text} ${this.#strings.kept}` : text;
   }
