@@ -104,10 +104,11 @@ def harness_html(
 <script type="module">
 import {{ loadPyodide }} from "{runtime}pyodide.mjs";
 const root = document.documentElement;
+const runtime = new URL("{runtime}", location.href).href;  // Pyodide needs absolute URLs
 try {{
   const pyodide = await loadPyodide({{
-    indexURL: "{runtime}",
-    lockFileURL: "{runtime}pyodide-lock.json",
+    indexURL: runtime,
+    lockFileURL: runtime + "pyodide-lock.json",
     packages: ["agentskit-web"],
   }});
   {extra}
