@@ -122,7 +122,8 @@ def test_every_module_of_every_served_wheel_imports_in_the_page(
     page.wait_for_selector("#status[data-state=ready]", timeout=BOOT_TIMEOUT_MS)
     runtime = runtime_path(dist)
     result = page.evaluate(
-        """async ([runtime, packages, shipped, code]) => {
+        """async ([path, packages, shipped, code]) => {
+            const runtime = new URL(path, location.href).href;
             const { loadPyodide } = await import(runtime + "pyodide.mjs");
             const pyodide = await loadPyodide({
                 indexURL: runtime, lockFileURL: runtime + "pyodide-lock.json", packages,

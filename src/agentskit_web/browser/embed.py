@@ -14,14 +14,19 @@ the page once (browser/bootstrap.py), for the browser tests.
 
 from typing import Any
 
-from .widget import AskWidget, mount, spawn
+from .widget import AskWidget, mount, spawn, warm_up_when_idle
 
+_first_mount = True
 _conformance_started = False
 
 
 async def mount_element(host: Any, pending: Any = None) -> AskWidget:
     """Mount the widget on `host` and send the reader's pending question, if any."""
+    global _first_mount
     widget = await mount(host)
+    if _first_mount:
+        _first_mount = False
+        warm_up_when_idle(widget.page)
     if isinstance(pending, str) and pending.strip():
         widget.input.value = ""
         widget.ask(pending)

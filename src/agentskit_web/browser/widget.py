@@ -1,26 +1,19 @@
-"""The Ask widget: `<agentskit-ask>` mounted from Python into a shadow root.
+"""The Ask widget: `<agentskit-ask>` mounted from Python into its shadow root.
 
-Embedding (the page's static shell stays typeable until Python is ready):
-
-    <agentskit-ask endpoint="/api/ask" corpus="docs" persona="guide"
-                   storage-key="docs:ask" legacy-keys="old-ask" theme="auto"
-                   suggestions='["How do I install it?", "Which browsers work?"]'>
-      ...static shell markup (heading, input, status)...
-    </agentskit-ask>
-
-The page bootstrap calls `mount_all()`, which mounts every such element
-from its attributes (a shorthand for `define_chat`, see
-chat/widget_config.py). A page that builds its own definition calls the one
-documented mount call instead:
+The loader (web/agentskit-ask.js) draws the element's shell and, once the
+runtime is loaded, hands the element to `browser/embed.py`, which calls
+`mount(element)`: the widget is built from the element's attributes (a
+shorthand for `define_chat`, see chat/widget_config.py) into the shell's box,
+keeping whatever the reader already typed (focus and caret kept), and restores
+the saved conversation. A page that builds its own definition calls the same
+function:
 
     from agentskit_web.browser.widget import mount
     widget = await mount(element, define_chat(id=..., adapter=..., memory=...),
                          suggestions=[...], knowledge=artifact)
 
-Mounting attaches an open shadow root (styles isolated both ways, themed
-through `--ak-*` custom properties), moves whatever the reader already typed
-into the real input (focus and caret kept), removes the static shell and
-restores the saved conversation.
+Styles come from the loader's stylesheet file in the shadow root (no inline
+<style>, so a strict CSP holds); theming is through `--ak-*` custom properties.
 
 Host events (bubbling, composed, dispatched on the element):
 - `agentskit:feedback` `{messageId, value: "up"|"down"|null}`;
@@ -29,8 +22,9 @@ Host events (bubbling, composed, dispatched on the element):
 - `agentskit:component` `{messageId, event}` with a validated component event
   (cancelable likewise).
 
-Keyboard: Enter sends, Shift+Enter adds a line, Cmd/Ctrl-K opens the widget
-and focuses the question, Esc closes it (focus goes back where it was).
+Keyboard: Enter sends, Shift+Enter adds a line; Cmd/Ctrl-K (caught by the
+loader, which sends `agentskit:open`) opens the widget and focuses the question;
+Esc collapses the inline box (the launcher's dialog closes itself).
 """
 
 import asyncio
@@ -57,7 +51,6 @@ from .dom_render import DomBuilder, UrlPolicy
 from .js_values import attribute, present
 from .web_storage import StorageKind
 
-ELEMENT_NAME: Final = "agentskit-ask"
 COPY_FEEDBACK_SECONDS: Final = 1.5
 STATUS_TEXT: Final = {
     "loading": "Loading the conversation…",
@@ -687,29 +680,7 @@ async def _load_knowledge(widget: AskWidget, url: str) -> None:
     widget.host.setAttribute("data-knowledge", "ready" if usable else "unavailable")
 
 
-async def mount_all() -> list[AskWidget]:
-    """Mount every `<agentskit-ask>` of the page from its attributes (the bootstrap's call).
-
-    Afterwards `window.agentskitMount(element)` mounts an element a page adds
-    later (it returns a Promise that settles once the widget is ready).
-    """
-    page = _page()
-    widgets = []
-    for host in page.document.querySelectorAll(ELEMENT_NAME):
-        if not bool(host.hasAttribute("data-mounted")):
-            widgets.append(await mount(host))
-    _warm_up_when_idle(page)
-    global _mount_proxy
-    if _mount_proxy is None:
-        _mount_proxy = _proxy(_mount_later)
-        page.window.agentskitMount = _mount_proxy
-    return widgets
-
-
-_mount_proxy: Any = None
-
-
-def _warm_up_when_idle(page: Any) -> None:
+def warm_up_when_idle(page: Any) -> None:
     """Import the markdown parser once the page is idle, so the first answer never waits on it."""
     from pyodide.ffi import create_once_callable
 
@@ -723,13 +694,3 @@ def _warm_up_when_idle(page: Any) -> None:
     if idle is None:
         return
     idle(create_once_callable(warm), _js_object({"timeout": 3000}))
-
-
-def _mount_later(host: Any) -> "asyncio.Task[Any]":
-    """`window.agentskitMount(element)`: mount an element added after boot (a Promise)."""
-
-    async def run() -> None:
-        if not bool(host.hasAttribute("data-mounted")):
-            await mount(host)
-
-    return spawn(run())
