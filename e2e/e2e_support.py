@@ -13,7 +13,10 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Page
 
+from agentskit_web.bench.harness import harness_html, runtime_path
 from agentskit_web.server.static import LOOPBACK, media_type, static_headers
+
+__all__ = ["harness_html", "runtime_path"]
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -53,8 +56,20 @@ def widget_state(page: Page) -> str | None:
     return page.get_attribute("agentskit-ask", "data-state")
 
 
+def show_intent(page: Page) -> None:
+    """What a reader's pointer over the box does: the loader starts the runtime (boot=intent)."""
+    page.wait_for_selector("agentskit-ask[data-state]", state="attached")
+    for host in page.locator("agentskit-ask").all():
+        host.dispatch_event("pointerenter")
+
+
 def wait_for_state(page: Page, state: str) -> None:
-    """Wait on the page's own signal (data-state), never on a sleep."""
+    """Wait on the page's own signal (data-state), never on a sleep.
+
+    Waiting for `ready` first shows intent, as a reader reaching for the box would.
+    """
+    if state in ("ready", "booting"):
+        show_intent(page)
     page.wait_for_selector(
         f"agentskit-ask[data-state={state}], agentskit-ask[data-state=error]",
         state="attached",

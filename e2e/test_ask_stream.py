@@ -33,7 +33,14 @@ from agentskit_web.chat.ask.adapter import TIMEOUT_MESSAGE
 from agentskit_web.chat.ask.body import BYTE_LIMIT_MESSAGE, RECORD_LIMIT_MESSAGE
 from agentskit_web.protocol.limits import ASK_LINE_MAX_BYTES, ASSISTANT_CONTENT_MAX_RECORDS
 from agentskit_web.server.static import LOOPBACK
-from e2e_support import BOOT_TIMEOUT_MS, BackgroundServer, SiteHandler, Watch, save_artifact
+from e2e_support import (
+    BOOT_TIMEOUT_MS,
+    BackgroundServer,
+    SiteHandler,
+    Watch,
+    harness_html,
+    save_artifact,
+)
 
 HARNESS_PATH = "/__e2e__/ask-harness.html"
 DISCONNECT_TIMEOUT_S = 10.0
@@ -98,30 +105,6 @@ async def ak_ask(scenario, timeout=30.0, stop_after=0, corpus=None, count_reads=
 def ak_bench():
     from agentskit_web.bench.page.ask_stream import run_ask_bench
     return json.dumps(run_ask_bench())
-"""
-
-HARNESS_HTML = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>Ask stream harness</title>
-<link rel="icon" href="data:,">
-<script type="module">
-import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
-const root = document.documentElement;
-try {
-  const pyodide = await loadPyodide({ packages: ["agentskit-web", "agentskit-web-bench"] });
-  await pyodide.runPythonAsync(SOURCE);
-  window.akPy = pyodide;
-  root.dataset.state = "ready";
-} catch (error) {
-  root.dataset.error = String(error);
-  root.dataset.state = "error";
-}
-</script>
-</head>
-<body></body>
-</html>
 """
 
 
@@ -252,6 +235,7 @@ class AskSite:
     """The built site plus scripted Ask endpoints on one 127.0.0.1 origin (a free port)."""
 
     def __init__(self, root: Path) -> None:
+        self.root = root
         self.observed: dict[str, Observed] = {name: Observed() for name in SCENARIOS}
         handler = functools.partial(_AskHandler, directory=str(root))
         server = _Server((LOOPBACK, 0), handler)
@@ -280,7 +264,8 @@ class _AskHandler(SiteHandler):
 
     def do_GET(self) -> None:
         if urlsplit(self.path).path == HARNESS_PATH:
-            page = HARNESS_HTML.replace("SOURCE", json.dumps(HARNESS_PY)).encode()
+            page = harness_html(self.server.site.root, "Ask stream harness", HARNESS_PY, bench=True)
+            page = page.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(page)))

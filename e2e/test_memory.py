@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
 from agentskit_web.server.static import StaticSite
-from e2e_support import BOOT_TIMEOUT_MS, Watch
+from e2e_support import BOOT_TIMEOUT_MS, Watch, harness_html
 
 KEY = "ask:conversation"
 LEGACY_KEYS = ("docs-ask:history", "ask-widget:messages")
@@ -119,31 +120,7 @@ def on_other_tab(event_key, incoming):
 stop_watching = watch_other_tabs(KEY, on_other_tab)
 """
 
-HARNESS_HTML = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>TITLE</title>
-<link rel="icon" href="data:,">
-<script type="module">
-import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
-const root = document.documentElement;
-try {
-  const pyodide = await loadPyodide({ packages: ["agentskit-web"] });
-  window.akPy = pyodide;
-  await pyodide.runPythonAsync(SOURCE);
-  root.dataset.state = "ready";
-} catch (error) {
-  root.dataset.error = String(error);
-  root.dataset.state = "error";
-}
-</script>
-</head>
-<body><p id="notice" role="status"></p><ol id="log"></ol></body>
-</html>
-"""
-
-BLANK_HTML = '<!doctype html><html><head><link rel="icon" href="data:,"></head><body></body></html>'
+BLANK_HTML = "<!doctype html><html><head></head><body></body></html>"
 
 READ_ONLY_SCRIPT = """
 (() => {
@@ -191,8 +168,9 @@ SNAPSHOT_STORAGE = """
 """
 
 
-def _harness_html(title: str) -> str:
-    return HARNESS_HTML.replace("TITLE", title).replace("SOURCE", json.dumps(HARNESS_PY))
+def _harness_html(dist: Path, title: str) -> str:
+    body = '<p id="notice" role="status"></p><ol id="log"></ol>'
+    return harness_html(dist, title, HARNESS_PY, body=body)
 
 
 @pytest.fixture
@@ -201,7 +179,7 @@ def routes(context: BrowserContext, site: StaticSite) -> str:
 
     def harness(route: Any) -> None:
         title = "tab-b" if "tab=b" in route.request.url else "tab-a"
-        route.fulfill(status=200, content_type="text/html", body=_harness_html(title))
+        route.fulfill(status=200, content_type="text/html", body=_harness_html(site.root, title))
 
     context.route(f"{site.url}{HARNESS_PATH}*", harness)
     context.route(

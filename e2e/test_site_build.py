@@ -12,26 +12,32 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page
 
-from agentskit_web.bench.harness import BOOT_TIMEOUT_MS
+from agentskit_web.bench.harness import BOOT_TIMEOUT_MS, assets_manifest
 from agentskit_web.build import bytecode as wheel_compile
 from agentskit_web.build import cdn_scan, pins
 from agentskit_web.build import files as build_files
 from agentskit_web.build import site as site_build
 from agentskit_web.build import wheels as build_wheels
 from agentskit_web.server.static import StaticSite
-from e2e_support import ROOT
+from e2e_support import ROOT, runtime_path
+
+
+def runtime_dir(dist: Path) -> Path:
+    """dist/agentskit/runtime.<hash>/ (the one the loader names)."""
+    return dist / "agentskit" / assets_manifest(dist)["runtime"]
 
 
 def test_lock_lists_exactly_the_served_wheels_with_real_hashes(dist: Path) -> None:
-    lock = json.loads((dist / "runtime/pyodide/pyodide-lock.json").read_text(encoding="utf-8"))
+    runtime = runtime_dir(dist)
+    lock = json.loads((runtime / "pyodide-lock.json").read_text(encoding="utf-8"))
     upstream = json.loads((ROOT / "web/node_modules/pyodide/pyodide-lock.json").read_text())
     assert lock["info"]["abi_version"] == upstream["info"]["abi_version"] == "2026_0"
 
-    served = {path.name for path in (dist / "wheels").glob("*.whl")}
-    listed = {Path(entry["file_name"]).name for entry in lock["packages"].values()}
-    assert listed == served
+    served = {path.name for path in runtime.glob("*.whl")}
+    listed = {entry["file_name"] for entry in lock["packages"].values()}
+    assert listed == served, "bare names, every one served beside the lock"
     for name, entry in lock["packages"].items():
-        wheel = (dist / "runtime/pyodide" / entry["file_name"]).resolve()
+        wheel = runtime / entry["file_name"]
         assert wheel.is_file(), entry["file_name"]
         assert hashlib.sha256(wheel.read_bytes()).hexdigest() == entry["sha256"]
         assert set(entry["depends"]) <= set(lock["packages"]), name
@@ -54,15 +60,16 @@ def test_pins_match_the_manifest_and_pyproject(dist: Path) -> None:
         python = manifest["runtime"]["python"]
         compiled = wheel_compile.compiled_name(pin["file"], python, sourceless=True)
         assert compiled != pin["file"]
-        assert (dist / "wheels" / compiled).is_file(), pin["file"]
-        assert not (dist / "wheels" / pin["file"]).exists(), pin["file"]
+        assert (runtime_dir(dist) / compiled).is_file(), pin["file"]
+        assert not (runtime_dir(dist) / pin["file"]).exists(), pin["file"]
     package = json.loads((ROOT / "web/package.json").read_text(encoding="utf-8"))
     assert package["dependencies"]["pyodide"] == manifest["runtime"]["pyodide"]
-    assert package["dependencies"]["@pyscript/core"] == manifest["runtime"]["pyscript"]
 
 
 def test_third_party_wheels_are_sourceless_and_our_own_wheels_keep_sources(dist: Path) -> None:
-    for wheel in sorted((dist / "wheels").glob("*.whl")):
+    wheels = [*runtime_dir(dist).glob("*.whl"), *(dist / "bench").glob("*.whl")]
+    assert any(w.name.startswith("agentskit_web_bench-") for w in wheels)
+    for wheel in sorted(wheels):
         with zipfile.ZipFile(wheel) as archive:
             names = archive.namelist()
         code = [n for n in names if not n.split("/", 1)[0].endswith(".dist-info")]
@@ -108,19 +115,23 @@ json.dumps({"failed": failed, "count": count, "loader": type(
 def test_every_module_of_every_served_wheel_imports_in_the_page(
     page: Page, site: StaticSite, dist: Path
 ) -> None:
-    lock = json.loads((dist / "runtime/pyodide/pyodide-lock.json").read_text(encoding="utf-8"))
+    lock = json.loads((runtime_dir(dist) / "pyodide-lock.json").read_text(encoding="utf-8"))
     packages = sorted(lock["packages"])
     shipped = sorted({name for entry in lock["packages"].values() for name in entry["imports"]})
-    page.goto(site.url + "/web/raw.html")
+    page.goto(site.url + "/bench/raw.html")
     page.wait_for_selector("#status[data-state=ready]", timeout=BOOT_TIMEOUT_MS)
+    runtime = runtime_path(dist)
     result = page.evaluate(
-        """async ([packages, shipped, code]) => {
-            const { loadPyodide } = await import("../runtime/pyodide/pyodide.mjs");
-            const pyodide = await loadPyodide({ packages });
+        """async ([path, packages, shipped, code]) => {
+            const runtime = new URL(path, location.href).href;
+            const { loadPyodide } = await import(runtime + "pyodide.mjs");
+            const pyodide = await loadPyodide({
+                indexURL: runtime, lockFileURL: runtime + "pyodide-lock.json", packages,
+            });
             pyodide.globals.set("SHIPPED", JSON.stringify(shipped));
             return JSON.parse(pyodide.runPython(code));
         }""",
-        [packages, shipped, IMPORT_EVERYTHING],
+        [runtime, packages, shipped, IMPORT_EVERYTHING],
     )
     assert result["failed"] == []
     assert result["count"] > 200, result["count"]  # pydantic alone has ~100 modules
@@ -129,9 +140,7 @@ def test_every_module_of_every_served_wheel_imports_in_the_page(
 
 def test_nothing_served_names_a_cdn(dist: Path) -> None:
     assert cdn_scan.scan_for_cdn(dist) == []
-    config = json.loads((dist / "web/pyscript.json").read_text(encoding="utf-8"))
-    assert config["interpreter"] == "./runtime/pyodide/pyodide.mjs"
-    assert (dist / config["interpreter"]).is_file()
+    assert not list(dist.rglob(cdn_scan.CDN_HOSTS_FILE)), "the deny-list is never served"
     assert not list(dist.rglob("*.map")), "source maps are not served"
 
 
@@ -166,18 +175,31 @@ def test_a_tampered_cached_wheel_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "content_type"),
+    ("name", "content_type", "cache"),
     [
-        ("/runtime/pyodide/pyodide.asm.wasm", "application/wasm"),
-        ("/runtime/pyodide/pyodide.mjs", "text/javascript; charset=utf-8"),
-        ("/runtime/pyscript/core.js", "text/javascript; charset=utf-8"),
-        ("/runtime/pyodide/pyodide-lock.json", "application/json; charset=utf-8"),
-        ("/web/shell.css", "text/css; charset=utf-8"),
-        ("/", "text/html; charset=utf-8"),
+        ("RUNTIME/pyodide.asm.wasm", "application/wasm", "immutable"),
+        ("RUNTIME/pyodide.mjs", "text/javascript; charset=utf-8", "immutable"),
+        ("RUNTIME/pyodide-lock.json", "application/json; charset=utf-8", "immutable"),
+        ("/agentskit/agentskit-ask.js", "text/javascript; charset=utf-8", "no-cache"),
+        ("/site.css", "text/css; charset=utf-8", "no-cache"),
+        ("/", "text/html; charset=utf-8", "no-cache"),
     ],
 )
-def test_static_server_types(site: StaticSite, path: str, content_type: str) -> None:
-    assert site.url.startswith("http://127.0.0.1:")
+def test_static_server_types_and_caching(
+    site: StaticSite, dist: Path, name: str, content_type: str, cache: str
+) -> None:
+    path = name.replace("RUNTIME/", runtime_path(dist))
     with urllib.request.urlopen(site.url + path) as response:
         assert response.headers["Content-Type"] == content_type
+        assert cache in response.headers["Cache-Control"]
         assert response.read(1)
+
+
+def test_large_files_go_out_compressed(site: StaticSite, dist: Path) -> None:
+    wasm = runtime_path(dist) + "pyodide.asm.wasm"
+    raw = (dist / wasm.lstrip("/")).stat().st_size
+    request = urllib.request.Request(site.url + wasm, headers={"Accept-Encoding": "br, gzip"})
+    with urllib.request.urlopen(request) as response:
+        assert response.headers["Content-Encoding"] == "br"
+        assert response.headers["Vary"] == "Accept-Encoding"
+        assert len(response.read()) < raw * 0.5

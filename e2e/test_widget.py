@@ -632,18 +632,18 @@ def test_copy_answer_puts_its_text_on_the_clipboard(
     expect(button).to_have_text("Copy")
 
 
-def test_an_element_added_later_mounts_with_one_call(page: Page, widget_site: WidgetSite) -> None:
+def test_an_element_added_later_mounts_by_itself(page: Page, widget_site: WidgetSite) -> None:
     boot(page, widget_site)
     page.evaluate(
-        """async () => {
+        """() => {
         const host = document.createElement('agentskit-ask');
         host.id = 'late';
         host.setAttribute('storage', 'none');
         host.setAttribute('heading', 'Late <b>box</b>');
         document.body.appendChild(host);
-        await window.agentskitMount(host);
       }"""
     )
     late = page.locator("#late")
+    page.wait_for_selector("#late[data-state=ready]", state="attached")
     assert late.get_attribute("data-mounted") == ""
     expect(late.locator(".ak-heading")).to_have_text("Late <b>box</b>")

@@ -4,7 +4,6 @@ from pathlib import Path
 
 from agentskit_web.build.cdn_scan import CDN_HOSTS_FILE, scan_for_cdn
 from agentskit_web.build.files import find_root
-from agentskit_web.build.pages import WEB_PRIVATE
 
 WEB = find_root() / "web"
 HOSTS = [
@@ -28,7 +27,3 @@ def test_a_clean_site_and_binary_files_pass(tmp_path: Path) -> None:
     (tmp_path / "index.html").write_text('<a href="/docs/x.html">docs</a>')
     (tmp_path / "runtime.wasm").write_bytes(b"\0https://" + HOSTS[0].encode())
     assert scan_for_cdn(tmp_path, WEB) == []
-
-
-def test_the_host_list_itself_is_never_served() -> None:
-    assert CDN_HOSTS_FILE in WEB_PRIVATE

@@ -1,6 +1,5 @@
 """The demo docs site renderer: heading ids are the backend's anchors, links land, paths work."""
 
-import json
 import posixpath
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
@@ -11,7 +10,6 @@ from agentskit_web.build.docs_pages import (
     DocPage,
     SiteError,
     Template,
-    folder_config,
     load_pages,
     nav_html,
     published_sources,
@@ -24,7 +22,6 @@ from agentskit_web.server.retrieval import load_docs, parse_markdown
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 TEMPLATE = (ROOT / "index.html").read_text(encoding="utf-8")
-CONFIG = json.loads((ROOT / "web" / "pyscript.json").read_text(encoding="utf-8"))
 
 
 class _Ids(HTMLParser):
@@ -42,7 +39,7 @@ class _Ids(HTMLParser):
             self.headings.append(values["id"])
         if tag == "a" and "href" in values:
             self.hrefs.append(values["href"])
-        for name in ("href", "src", "config", "knowledge"):
+        for name in ("href", "src", "knowledge"):
             if name in values:
                 self.attributes.setdefault(name, []).append(values[name])
 
@@ -60,7 +57,7 @@ def pages() -> list[DocPage]:
 
 @pytest.fixture(scope="module")
 def site(pages: list[DocPage]) -> dict[PurePosixPath, bytes]:
-    return render_site(Template(TEMPLATE), pages, CONFIG)
+    return render_site(Template(TEMPLATE), pages)
 
 
 # -- the backend's anchors ---------------------------------------------------------------------
@@ -169,14 +166,10 @@ def test_in_page_and_external_links_are_left_alone() -> None:
 
 def test_pages_in_docs_use_paths_from_their_folder(site: dict[PurePosixPath, bytes]) -> None:
     page = parsed(site[PurePosixPath("docs/embedding.html")].decode())
-    assert page.attributes["config"] == ["./pyscript.json"]
     assert page.attributes["knowledge"] == ["../knowledge.json"]
-    assert "../web/shell.js" in page.attributes["src"]
-    assert "../runtime/pyodide/pyodide.asm.wasm" in page.attributes["href"]
-    assert not [v for values in page.attributes.values() for v in values if v.startswith("./web")]
-    config = json.loads(site[PurePosixPath("docs/pyscript.json")])
-    assert config["interpreter"] == "../runtime/pyodide/pyodide.mjs"
-    assert config["packages"] == CONFIG["packages"]
+    assert page.attributes["src"] == ["../agentskit/agentskit-ask.js"]  # the one script
+    assert "../site.css" in page.attributes["href"]
+    assert not [v for values in page.attributes.values() for v in values if v.startswith("./")]
 
 
 def test_the_home_keeps_its_content_and_lists_every_page(
@@ -184,7 +177,7 @@ def test_the_home_keeps_its_content_and_lists_every_page(
 ) -> None:
     home = site[PurePosixPath("index.html")].decode()
     links = parsed(home)
-    assert links.attributes["config"] == ["./web/pyscript.json"]
+    assert links.attributes["src"] == ["./agentskit/agentskit-ask.js"]
     for page in pages:
         assert links.hrefs.count(str(page.output)) == 2  # navigation + table of contents
     assert "<title>agentskit-web docs</title>" in home
@@ -196,7 +189,7 @@ def test_each_page_has_one_widget_title_and_current_nav_entry(
 ) -> None:
     text = site[PurePosixPath("docs/offline.html")].decode()
     assert text.count("<agentskit-ask ") == 1
-    assert text.count('data-state="booting"') == 1
+    assert text.count("<script") == 1, "the embed is one module script, nothing inline"
     assert "<title>Offline and local answers · agentskit-web docs</title>" in text
     assert text.count('aria-current="page">') == 1
     assert '<a href="offline.html" aria-current="page">' in text
@@ -225,10 +218,3 @@ def test_a_template_without_its_markers_is_refused(marker: str) -> None:
     broken = TEMPLATE.replace(f"<!-- site:{marker} -->", "")
     with pytest.raises(SiteError, match=f"site:{marker}"):
         Template(broken)
-
-
-def test_folder_config_climbs_to_the_runtime() -> None:
-    assert folder_config(CONFIG, 2)["interpreter"] == "../../runtime/pyodide/pyodide.mjs"
-    assert (
-        folder_config({"interpreter": "/abs/pyodide.mjs"}, 1)["interpreter"] == "/abs/pyodide.mjs"
-    )

@@ -11,6 +11,7 @@ import pytest
 from agentskit_web.build import files as build_files
 from agentskit_web.build import pages as build_pages
 from agentskit_web.build.knowledge import FaqError, compile_faq, generated_at
+from agentskit_web.build.pages import SITE_FILES
 from agentskit_web.protocol.knowledge import (
     DETERMINISTIC_HASH_MISMATCH,
     answer_locally,
@@ -230,7 +231,7 @@ def project_copy(tmp_path: Path) -> build_files.Paths:
     root = tmp_path / "root"
     (root / "web").mkdir(parents=True)
     shutil.copy(ROOT / "index.html", root / "index.html")
-    for name in ("pyscript.json", "shell.css"):
+    for name in SITE_FILES:
         shutil.copy(ROOT / "web" / name, root / "web" / name)
     shutil.copytree(DOCS, root / "docs")
     return build_files.Paths(root=root, dist=tmp_path / "dist", cache=tmp_path / "cache")

@@ -1,7 +1,9 @@
 """One header policy for every server of the project (server/static.py), over real HTTP."""
 
+import gzip
 from pathlib import Path
 
+import brotli
 import httpx
 import pytest
 
@@ -58,3 +60,36 @@ def test_a_served_site_sends_the_policy(tmp_path: Path) -> None:
 def test_a_folder_without_a_site_is_refused(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="agentskit-web build"):
         StaticSite(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("accept", "expected"),
+    [
+        ("br, gzip", "br"),
+        ("gzip", "gzip"),
+        ("gzip;q=0, br;q=0", None),
+        ("identity", None),
+        ("", None),
+        ("*", "gzip"),
+        ("br;q=0.5", "br"),
+    ],
+)
+def test_pre_compressed_copies_are_negotiated(tmp_path: Path, accept: str, expected: str) -> None:
+    (tmp_path / "index.html").write_text("<!doctype html>", encoding="utf-8")
+    body = b"export const a = 1;\n" * 200
+    (tmp_path / "app.js").write_bytes(body)
+    (tmp_path / "app.js.br").write_bytes(brotli.compress(body))
+    (tmp_path / "app.js.gz").write_bytes(gzip.compress(body))
+    with StaticSite(tmp_path) as site:
+        response = httpx.get(site.url + "/app.js", headers={"accept-encoding": accept})
+    assert response.headers["vary"] == "Accept-Encoding"
+    assert response.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert response.headers.get("content-encoding") == expected
+    assert response.content == body  # decoded by httpx when compressed
+
+
+def test_a_file_without_copies_is_sent_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<!doctype html>", encoding="utf-8")
+    with StaticSite(tmp_path) as site:
+        response = httpx.get(site.url + "/index.html", headers={"accept-encoding": "br"})
+    assert "content-encoding" not in response.headers and "vary" not in response.headers

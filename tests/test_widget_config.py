@@ -1,5 +1,9 @@
 """`<agentskit-ask>` attributes -> widget configuration: bounded, defaulted, never failing."""
 
+import json
+
+import pytest
+
 from agentskit_web.chat.widget_config import (
     DEFAULT_ENDPOINT,
     DEFAULT_HEADING,
@@ -70,3 +74,47 @@ def test_suggestions_are_bounded_to_eight_and_deduplicated() -> None:
 def test_key_lists() -> None:
     assert keys_from_attribute(None) == ()
     assert keys_from_attribute("a,b  c,,a") == ("a", "b", "c")
+
+
+def test_strings_replace_ui_text_and_bad_values_keep_the_default() -> None:
+    from agentskit_web.chat.widget_config import DEFAULT_STRINGS, STRING_MAX_CHARS
+
+    config = config_from_attributes(
+        {
+            "strings": json.dumps(
+                {
+                    "send": "Envoyer",
+                    "heading": "Demandez",
+                    "copy": "",  # blank: default kept
+                    "stop": "x" * (STRING_MAX_CHARS + 1),  # one past the bound: default kept
+                    "retry": "r" * STRING_MAX_CHARS,  # at the bound: taken
+                    "unknown": "ignored",
+                    "new": 3,
+                }
+            )
+        }
+    )
+    assert config.text("send") == "Envoyer"
+    assert config.heading == "Demandez"
+    assert config.text("copy") == DEFAULT_STRINGS["copy"]
+    assert config.text("stop") == DEFAULT_STRINGS["stop"]
+    assert config.text("retry") == "r" * STRING_MAX_CHARS
+    assert config.text("new") == DEFAULT_STRINGS["new"]
+    assert "unknown" not in config.strings
+
+
+@pytest.mark.parametrize("value", ["not json", "[1, 2]", '"a string"', "{", ""])
+def test_a_strings_attribute_that_is_not_an_object_changes_nothing(value: str) -> None:
+    assert config_from_attributes({"strings": value}).strings == {}
+
+
+def test_an_explicit_heading_attribute_wins_over_strings() -> None:
+    config = config_from_attributes({"heading": "Docs help", "strings": '{"heading": "Aide"}'})
+    assert config.heading == "Docs help"
+
+
+@pytest.mark.parametrize(
+    ("value", "layout"), [("launcher", "launcher"), ("LAUNCHER", "launcher"), ("modal", "inline")]
+)
+def test_layout(value: str, layout: str) -> None:
+    assert config_from_attributes({"layout": value}).layout == layout

@@ -72,20 +72,57 @@ def open_session(dist: Path | None, build: bool) -> Iterator[Session]:
 
 HARNESS_PATH = "/__bench__/harness.html"
 HARNESS_TIMEOUT_MS = 240_000
-HARNESS_HTML = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Bench harness</title>
-<link rel="icon" href="data:,">
+
+
+def assets_manifest(dist: Path) -> dict[str, Any]:
+    """dist/agentskit/assets.json: where the loader's runtime folder and stylesheet are."""
+    return dict(json.loads((dist / "agentskit" / "assets.json").read_text(encoding="utf-8")))
+
+
+def runtime_path(dist: Path) -> str:
+    """The site path of the content-hashed runtime folder, `/agentskit/runtime.<hash>/`."""
+    return f"/agentskit/{assets_manifest(dist)['runtime']}"
+
+
+def bench_wheel_path(dist: Path) -> str:
+    """The site path of the in-page harness wheel (benchmark and harness pages only)."""
+    (wheel,) = sorted((dist / "bench").glob("agentskit_web_bench-*.whl"))
+    return f"/bench/{wheel.name}"
+
+
+def harness_html(
+    dist: Path, title: str, source: str, *, bench: bool = False, body: str = ""
+) -> str:
+    """A bare Pyodide page on the site's runtime (no loader, no widget) that runs `source`."""
+    runtime = runtime_path(dist)
+    extra = f"await pyodide.loadPackage({json.dumps(bench_wheel_path(dist))});" if bench else ""
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
 <script type="module">
-import { loadPyodide } from "/runtime/pyodide/pyodide.mjs";
+import {{ loadPyodide }} from "{runtime}pyodide.mjs";
 const root = document.documentElement;
-try {
-  window.akPy = await loadPyodide({ packages: ["agentskit-web", "agentskit-web-bench"] });
+const runtime = new URL("{runtime}", location.href).href;  // Pyodide needs absolute URLs
+try {{
+  const pyodide = await loadPyodide({{
+    indexURL: runtime,
+    lockFileURL: runtime + "pyodide-lock.json",
+    packages: ["agentskit-web"],
+  }});
+  {extra}
+  window.akPy = pyodide;
+  await pyodide.runPythonAsync({json.dumps(source)});
   root.dataset.state = "ready";
-} catch (error) {
+}} catch (error) {{
   root.dataset.error = String(error);
   root.dataset.state = "error";
-}
-</script></head><body></body></html>
+}}
+</script>
+</head>
+<body>{body}</body>
+</html>
 """
 
 
@@ -98,9 +135,10 @@ def run_python_in_page(session: Session, code: str) -> Any:
     context = session.browser.new_context()
     try:
         page = context.new_page()
+        html = harness_html(session.dist, "Bench harness", "", bench=True)
         page.route(
             f"**{HARNESS_PATH}",
-            lambda route: route.fulfill(status=200, content_type="text/html", body=HARNESS_HTML),
+            lambda route: route.fulfill(status=200, content_type="text/html", body=html),
         )
         page.goto(session.base_url + HARNESS_PATH)
         page.wait_for_selector("html[data-state]", state="attached", timeout=HARNESS_TIMEOUT_MS)

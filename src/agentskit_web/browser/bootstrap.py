@@ -1,15 +1,10 @@
-"""The page bootstrap PyScript runs: import the core, mount the Ask widget, flip it to ready.
+"""The conformance vectors, run inside the page for the browser tests.
 
-`boot()` mounts every `<agentskit-ask>` element of the page (browser/widget.py)
-and only then reports ready, so `data-state="ready"` means questions can be
-sent. A failure before the widget replaced the static shell is shown in the
-shell with its Retry button.
-
-With `?conformance=1` in the page URL it then runs the JSON conformance
-vectors (dist/fixtures/) inside Pyodide with the same runner CPython's tests
-use, and publishes per-file counts on `window.agentskitConformance` and a
-`data-conformance` attribute on <html>. The plain demo skips that, so it stays
-fast.
+With `?conformance=1` in the page URL, the embed (browser/embed.py) runs the
+JSON conformance vectors (dist/fixtures/) inside Pyodide once the widget is
+mounted, with the same runner CPython's tests use, and publishes per-file
+counts on `window.agentskitConformance` and a `data-conformance` attribute on
+<html>. The plain page skips that, so it stays fast.
 
 `js`/`pyodide` are imported inside the page-only functions: `run_corpus` is
 plain Python, and the browser tests call it on CPython to get the counts the
@@ -24,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 FIXTURE_INDEX = "fixtures/index.json"
-READY_STATUS = "Ready: ask a question."
 
 FileCounts = dict[str, Any]
 
@@ -77,31 +71,6 @@ def _counts(
         "failures": list(failures),
         "error": error,
     }
-
-
-async def boot() -> None:
-    """Import the protocol core, then mark the widget ready (or failed)."""
-    import js
-
-    try:
-        import agentskit_web.protocol  # noqa: F401 - importing it is the proof
-    except Exception as error:  # shown on the page, never raised
-        reason = f"{type(error).__name__}: {error}"
-        js.agentskitShell.fail(f"The protocol core failed to import ({reason}).")
-        return
-    js.performance.mark("agentskit:widget-mount")
-    try:
-        from agentskit_web.browser.widget import mount_all
-
-        await mount_all()
-        js.performance.measure("agentskit:widget-mount", "agentskit:widget-mount")
-    except Exception as error:  # shown in the static shell, which is still in place
-        reason = f"{type(error).__name__}: {error}"
-        js.agentskitShell.fail(f"The Ask widget failed to start ({reason}).")
-        return
-    js.agentskitShell.ready(READY_STATUS)
-    if "conformance=1" in str(js.location.search):
-        await publish_conformance()
 
 
 async def publish_conformance() -> None:

@@ -33,6 +33,7 @@ from ..chat.conversation import (
     Updated,
 )
 from ..chat.message import ChatMessage
+from ..chat.widget_config import DEFAULT_STRINGS
 from .dom_render import DomBuilder, MessageBody, render_message_body
 from .js_values import present
 
@@ -51,22 +52,11 @@ ICONS: Final = {
 """Stroke paths (24x24) for the thumbs buttons: drawn, so no emoji font is needed."""
 STOPPED_NOTE: Final = "Stopped."
 LOCAL_NOTE: Final = "Answered from this site's FAQ."
-THINKING_TEXT: Final = "Thinking…"
 
-UI_TEXT: Final = {
-    "copy": "Copy",
-    "copied": "Copied",
-    "copy_failed": "Copy failed",
-    "copy_label": "Copy answer",
-    "up_label": "Helpful",
-    "down_label": "Not helpful",
-    "regenerate": "Regenerate",
-    "regenerate_label": "Regenerate the answer",
-    "retry": "Retry",
-    "retry_label": "Retry this answer",
-    "you": "You",
-    "assistant": "Assistant",
-}
+
+def DEFAULT_TEXT(key: str) -> str:
+    """The default UI string for `key`."""
+    return DEFAULT_STRINGS[key]
 
 
 class _MessageElement:
@@ -78,7 +68,7 @@ class _MessageElement:
         make = view.make
         self.element = make("article", {"class": f"ak-message ak-{message.role}"})
         self.element.setAttribute("data-message-id", message.id)
-        label = UI_TEXT["you"] if message.role == "user" else UI_TEXT["assistant"]
+        label = self.view.text("you") if message.role == "user" else self.view.text("assistant")
         self.element.appendChild(make("p", {"class": "ak-visually-hidden"}, label))
         self.body_element = make("div", {"class": "ak-body"})
         self.element.appendChild(self.body_element)
@@ -92,7 +82,7 @@ class _MessageElement:
             return
         if message.status == "streaming":
             self.body = MessageBody(view.builder, self.body_element, view.manifest)
-            self.thinking = make("p", {"class": "ak-thinking"}, THINKING_TEXT)
+            self.thinking = make("p", {"class": "ak-thinking"}, self.view.text("thinking"))
             self.body_element.appendChild(self.thinking)
         else:
             self.body = render_message_body(view.builder, self.body_element, message, view.manifest)
@@ -136,9 +126,9 @@ class _MessageElement:
                 "type": "button",
                 "class": "ak-retry-answer",
                 "data-ui": "retry",
-                "aria-label": UI_TEXT["retry_label"],
+                "aria-label": self.view.text("retry_label"),
             },
-            UI_TEXT["retry"],
+            self.view.text("retry"),
         )
         self.error.appendChild(retry)
         self.element.insertBefore(self.error, self.actions)
@@ -156,10 +146,15 @@ class _MessageElement:
             self.actions = make("div", {"class": "ak-message-actions", "role": "group"})
             self.actions.setAttribute("aria-label", "Answer actions")
             buttons = [
-                ("copy", UI_TEXT["copy"], UI_TEXT["copy_label"], "ak-copy"),
-                ("up", None, UI_TEXT["up_label"], "ak-thumb ak-up"),
-                ("down", None, UI_TEXT["down_label"], "ak-thumb ak-down"),
-                ("regenerate", UI_TEXT["regenerate"], UI_TEXT["regenerate_label"], "ak-regenerate"),
+                ("copy", self.view.text("copy"), self.view.text("copy_label"), "ak-copy"),
+                ("up", None, self.view.text("up_label"), "ak-thumb ak-up"),
+                ("down", None, self.view.text("down_label"), "ak-thumb ak-down"),
+                (
+                    "regenerate",
+                    self.view.text("regenerate"),
+                    self.view.text("regenerate_label"),
+                    "ak-regenerate",
+                ),
             ]
             for action, text, label, classes in buttons:
                 button = make(
@@ -193,7 +188,10 @@ class ConversationView:
         on_status: Callable[[str], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
         clock: Callable[[], float] | None = None,
+        text: Callable[[str], str] = DEFAULT_TEXT,
     ) -> None:
+        self.text = text
+        """The UI string for a key (the element's `strings`, else the defaults)."""
         self.builder = builder
         self.document = builder.document
         self.log = log

@@ -1,26 +1,19 @@
-"""The Ask widget: `<agentskit-ask>` mounted from Python into a shadow root.
+"""The Ask widget: `<agentskit-ask>` mounted from Python into its shadow root.
 
-Embedding (the page's static shell stays typeable until Python is ready):
-
-    <agentskit-ask endpoint="/api/ask" corpus="docs" persona="guide"
-                   storage-key="docs:ask" legacy-keys="old-ask" theme="auto"
-                   suggestions='["How do I install it?", "Which browsers work?"]'>
-      ...static shell markup (heading, input, status)...
-    </agentskit-ask>
-
-The page bootstrap calls `mount_all()`, which mounts every such element
-from its attributes (a shorthand for `define_chat`, see
-chat/widget_config.py). A page that builds its own definition calls the one
-documented mount call instead:
+The loader (web/agentskit-ask.js) draws the element's shell and, once the
+runtime is loaded, hands the element to `browser/embed.py`, which calls
+`mount(element)`: the widget is built from the element's attributes (a
+shorthand for `define_chat`, see chat/widget_config.py) into the shell's box,
+keeping whatever the reader already typed (focus and caret kept), and restores
+the saved conversation. A page that builds its own definition calls the same
+function:
 
     from agentskit_web.browser.widget import mount
     widget = await mount(element, define_chat(id=..., adapter=..., memory=...),
                          suggestions=[...], knowledge=artifact)
 
-Mounting attaches an open shadow root (styles isolated both ways, themed
-through `--ak-*` custom properties), moves whatever the reader already typed
-into the real input (focus and caret kept), removes the static shell and
-restores the saved conversation.
+Styles come from the loader's stylesheet file in the shadow root (no inline
+<style>, so a strict CSP holds); theming is through `--ak-*` custom properties.
 
 Host events (bubbling, composed, dispatched on the element):
 - `agentskit:feedback` `{messageId, value: "up"|"down"|null}`;
@@ -29,8 +22,9 @@ Host events (bubbling, composed, dispatched on the element):
 - `agentskit:component` `{messageId, event}` with a validated component event
   (cancelable likewise).
 
-Keyboard: Enter sends, Shift+Enter adds a line, Cmd/Ctrl-K opens the widget
-and focuses the question, Esc closes it (focus goes back where it was).
+Keyboard: Enter sends, Shift+Enter adds a line; Cmd/Ctrl-K (caught by the
+loader, which sends `agentskit:open`) opens the widget and focuses the question;
+Esc collapses the inline box (the launcher's dialog closes itself).
 """
 
 import asyncio
@@ -52,13 +46,11 @@ from ..chat.view.component_view import (
     build_component_event,
 )
 from ..chat.widget_config import WidgetConfig, config_from_attributes, suggestions_from_attribute
-from .conversation_view import UI_TEXT, ConversationView
+from .conversation_view import ConversationView
 from .dom_render import DomBuilder, UrlPolicy
-from .js_values import attribute, is_nullish, present
+from .js_values import attribute, present
 from .web_storage import StorageKind
-from .widget_style import WIDGET_CSS
 
-ELEMENT_NAME: Final = "agentskit-ask"
 COPY_FEEDBACK_SECONDS: Final = 1.5
 STATUS_TEXT: Final = {
     "loading": "Loading the conversation…",
@@ -129,6 +121,9 @@ class AskWidget:
         self.root = (
             existing if present(existing) else host.attachShadow(_js_object({"mode": "open"}))
         )
+        box = self.root.querySelector(".ak-box")
+        self.box = box if present(box) else self.root
+        _ensure_stylesheet(self.document, self.root)
         self._build()
         policy = UrlPolicy(self.page.URL.new, str(self.page.location.href))
         self.builder = DomBuilder(self.document, policy)
@@ -143,6 +138,7 @@ class AskWidget:
             on_status=self._on_status,
             on_notice=self.notice,
             clock=lambda: float(self.page.performance.now()),
+            text=config.text,
         )
         self.conversation.subscribe(self.view.handle)
         self.conversation.subscribe(self._after_event)
@@ -165,15 +161,14 @@ class AskWidget:
     def _build(self) -> None:
         make = self._make
         config = self.config
-        style = make("style")
-        style.textContent = WIDGET_CSS
+        text = config.text
         self.widget = make(
             "section", {"class": "ak-widget", "aria-labelledby": "ak-heading", "data-open": "true"}
         )
         header = make("header", {"class": "ak-header"})
         header.appendChild(make("h2", {"class": "ak-heading", "id": "ak-heading"}, config.heading))
         self.new_button = make(
-            "button", {"type": "button", "class": "ak-quiet ak-new"}, "New conversation"
+            "button", {"type": "button", "class": "ak-quiet ak-new"}, text("new")
         )
         self.toggle = make(
             "button",
@@ -184,7 +179,7 @@ class AskWidget:
                 "aria-controls": "ak-panel",
                 "aria-keyshortcuts": "Control+K Meta+K Escape",
             },
-            "Close",
+            text("close"),
         )
         header.appendChild(self.new_button)
         header.appendChild(self.toggle)
@@ -204,9 +199,9 @@ class AskWidget:
         self.suggestions = make(
             "div", {"class": "ak-suggestions", "role": "group", "aria-label": "Suggested questions"}
         )
-        for text in config.suggestions:
+        for suggestion in config.suggestions:
             self.suggestions.appendChild(
-                make("button", {"type": "button", "data-suggestion": "true"}, text)
+                make("button", {"type": "button", "data-suggestion": "true"}, suggestion)
             )
         self.suggestions.hidden = not config.suggestions
         self.form = make("form", {"class": "ak-form", "aria-label": "Ask a question"})
@@ -219,15 +214,15 @@ class AskWidget:
                 "name": "question",
                 "autocomplete": "off",
                 "placeholder": config.placeholder,
-                "aria-label": "Your question",
+                "aria-label": text("label"),
                 "aria-keyshortcuts": "Enter",
             },
         )
-        self.send_button = make("button", {"type": "submit", "class": "ak-send"}, "Send")
+        self.send_button = make("button", {"type": "submit", "class": "ak-send"}, text("send"))
         self.stop_button = make(
             "button",
-            {"type": "button", "class": "ak-stop", "aria-label": "Stop the answer"},
-            "Stop",
+            {"type": "button", "class": "ak-stop", "aria-label": text("stop_label")},
+            text("stop"),
         )
         self.stop_button.hidden = True
         for child in (self.input, self.send_button, self.stop_button):
@@ -238,7 +233,7 @@ class AskWidget:
         self.panel.appendChild(self.suggestions)
         for child in (header, self.panel, self.form, self.status, self.disclaimer):
             self.widget.appendChild(child)
-        self.root.replaceChildren(style, self.widget)
+        self.box.replaceChildren(self.widget)
 
     # -- wiring -------------------------------------------------------------------------
 
@@ -258,7 +253,7 @@ class AskWidget:
         self._listen(self.log, "scroll", lambda _e: self.view.on_scroll())
         self._listen(self.suggestions, "click", self._on_suggestion)
         self._listen(self.root, "keydown", self._on_widget_key)
-        self._listen(self.document, "keydown", self._on_page_key)
+        self._listen(self.host, "agentskit:open", self._on_open_request)
 
     def unmount(self) -> None:
         """Remove every listener this widget added (the DOM stays as it is)."""
@@ -362,7 +357,7 @@ class AskWidget:
 
     async def _new(self) -> None:
         await self.conversation.new_conversation()
-        self.status.textContent = "New conversation."
+        self.status.textContent = self.config.text("new_done")
         self.input.focus()
 
     # -- open / close ---------------------------------------------------------------------
@@ -376,16 +371,19 @@ class AskWidget:
         self.panel.hidden = False
         self.form.hidden = False
         self.toggle.setAttribute("aria-expanded", "true")
-        self.toggle.textContent = "Close"
+        self.toggle.textContent = self.config.text("close")
         if focus:
             self.input.focus()
 
     def close(self) -> None:
+        if self.config.layout == "launcher":
+            self.host.close()  # the loader's dialog: focus goes back where it was
+            return
         self.widget.setAttribute("data-open", "false")
         self.panel.hidden = True
         self.form.hidden = True
         self.toggle.setAttribute("aria-expanded", "false")
-        self.toggle.textContent = "Open"
+        self.toggle.textContent = self.config.text("open")
         target = self._return_focus
         self._return_focus = None
         if present(target) and bool(target.isConnected):
@@ -399,17 +397,16 @@ class AskWidget:
         else:
             self.open()
 
-    def _on_page_key(self, event: Any) -> None:
-        key = str(event.key).lower()
-        if key != "k" or not (bool(event.ctrlKey) or bool(event.metaKey)) or bool(event.altKey):
-            return
-        event.preventDefault()
+    def _on_open_request(self, _event: Any) -> None:
+        """Ctrl/Cmd-K, caught by the loader for every layout: open and focus the question."""
         active = self.document.activeElement
         if present(active) and active != self.host:
             self._return_focus = active
         self.open()
 
     def _on_widget_key(self, event: Any) -> None:
+        if self.config.layout == "launcher":
+            return  # the dialog closes itself on Esc
         if str(event.key) == "Escape" and self.is_open:
             event.preventDefault()
             event.stopPropagation()
@@ -463,9 +460,13 @@ class AskWidget:
         label = str(button.textContent)
         try:
             await self.page.navigator.clipboard.writeText(text)
-            button.textContent = UI_TEXT["copied"] if label == UI_TEXT["copy"] else "✓"
+            button.textContent = (
+                self.config.text("copied") if label == self.config.text("copy") else "✓"
+            )
         except Exception:  # no clipboard permission: say so instead of failing silently
-            button.textContent = UI_TEXT["copy_failed"] if label == UI_TEXT["copy"] else "✗"
+            button.textContent = (
+                self.config.text("copy_failed") if label == self.config.text("copy") else "✗"
+            )
         await asyncio.sleep(COPY_FEEDBACK_SECONDS)
         button.textContent = label
 
@@ -580,12 +581,31 @@ def definition_from_config(config: WidgetConfig, notices: list[str]) -> tuple[Ch
     return define_chat(id=config.chat_id, adapter=adapter, memory=memory), storage
 
 
+def _ensure_stylesheet(document: Any, root: Any) -> None:
+    """The widget's stylesheet in `root`: the loader links it; a host mounted without the
+    loader's shell gets the same file, found through the loader's published assets."""
+    if present(root.querySelector("link.ak-stylesheet")):
+        return
+    try:
+        page = _page()
+        assets = page.agentskitAsk.assets
+        href = str(page.URL.new(assets.stylesheet, page.agentskitAsk.base).href)
+    except Exception:  # no loader on this page: the widget still works, unstyled
+        return
+    link = document.createElement("link")
+    link.setAttribute("rel", "stylesheet")
+    link.setAttribute("class", "ak-stylesheet")
+    link.setAttribute("href", href)
+    root.prepend(link)
+
+
 def _take_shell_input(host: Any) -> tuple[str, bool, int | None]:
-    """What the reader typed into the static shell before Python was ready."""
-    shell_input = host.querySelector(".ak-input")
+    """What the reader typed into the loader's shell before Python was ready."""
+    root = host.shadowRoot
+    shell_input: Any = root.querySelector(".ak-input") if present(root) else None
     if not present(shell_input):
         return "", False, None
-    focused = host.ownerDocument.activeElement == shell_input
+    focused = root.activeElement == shell_input
     caret = shell_input.selectionEnd if focused else None
     position = int(caret) if isinstance(caret, int | float) else None
     return str(shell_input.value or ""), focused, position
@@ -617,7 +637,6 @@ async def mount(
     widget = AskWidget(
         host, definition, settings, knowledge=knowledge, storage=storage, notices=notices
     )
-    host.replaceChildren()  # the static shell is replaced by the shadow root's widget
     host.setAttribute("data-mounted", "")
     widget.input.value = typed
     if focused:
@@ -661,29 +680,7 @@ async def _load_knowledge(widget: AskWidget, url: str) -> None:
     widget.host.setAttribute("data-knowledge", "ready" if usable else "unavailable")
 
 
-async def mount_all() -> list[AskWidget]:
-    """Mount every `<agentskit-ask>` of the page from its attributes (the bootstrap's call).
-
-    Afterwards `window.agentskitMount(element)` mounts an element a page adds
-    later (it returns a Promise that settles once the widget is ready).
-    """
-    page = _page()
-    widgets = []
-    for host in page.document.querySelectorAll(ELEMENT_NAME):
-        if is_nullish(host.shadowRoot):
-            widgets.append(await mount(host))
-    _warm_up_when_idle(page)
-    global _mount_proxy
-    if _mount_proxy is None:
-        _mount_proxy = _proxy(_mount_later)
-        page.window.agentskitMount = _mount_proxy
-    return widgets
-
-
-_mount_proxy: Any = None
-
-
-def _warm_up_when_idle(page: Any) -> None:
+def warm_up_when_idle(page: Any) -> None:
     """Import the markdown parser once the page is idle, so the first answer never waits on it."""
     from pyodide.ffi import create_once_callable
 
@@ -697,13 +694,3 @@ def _warm_up_when_idle(page: Any) -> None:
     if idle is None:
         return
     idle(create_once_callable(warm), _js_object({"timeout": 3000}))
-
-
-def _mount_later(host: Any) -> "asyncio.Task[Any]":
-    """`window.agentskitMount(element)`: mount an element added after boot (a Promise)."""
-
-    async def run() -> None:
-        if is_nullish(host.shadowRoot):
-            await mount(host)
-
-    return spawn(run())

@@ -13,24 +13,21 @@ Why the details matter:
 - Links between pages (`embedding.md#the-html-snippet`) become `.html` links;
   a link to a page that is not published, or to a heading that does not
   exist, fails the build instead of shipping a dead link.
-- PyScript resolves the interpreter path against the *page* address, so a
-  page in `docs/` gets a config next to it (`docs/pyscript.json`) whose
-  interpreter path climbs back to `runtime/`; every other `./` path of the
-  template (stylesheet, module, preloads, knowledge artifact) is rewritten
-  relative to the page's folder, so the site also works under a sub-path.
+- Every `./` path of the template (the loader, the knowledge artifact, links)
+  is rewritten relative to the page's folder, so the site also works under a
+  sub-path; the loader resolves everything else against its own URL.
 - Markdown is rendered with raw HTML off (the docs are text, not markup) by
   markdown-it-py, the parser the backend indexes them with.
 """
 
 import html
-import json
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from typing import Final
 
 from markdown_it.token import Token
 
@@ -48,12 +45,10 @@ NAV_ORDER: Final = (
 )
 """Reading order of the demo's pages; any other page follows, alphabetically."""
 
-PYSCRIPT_CONFIG: Final = "web/pyscript.json"
-FOLDER_CONFIG: Final = "pyscript.json"
 MARKDOWN_SUFFIXES: Final = (".md", ".markdown")
 _MARKERS: Final = ("nav", "content", "toc")
 _TITLE: Final = re.compile(r"<title>(.*?)</title>", re.DOTALL)
-_LOCAL_ATTRIBUTE: Final = re.compile(r'(\s(?:href|src|config|knowledge)=")\./([^"]*)"')
+_LOCAL_ATTRIBUTE: Final = re.compile(r'(\s(?:href|src|knowledge)=")\./([^"]*)"')
 
 
 class SiteError(ValueError):
@@ -238,11 +233,10 @@ class Template:
         content: str | None = None,
         toc: str = "",
         title: str | None = None,
-        inline: Callable[[str], str] = lambda text: text,
     ) -> str:
         """The page written at `output` (dist-relative); `content` None keeps the template's."""
         # Paths are adjusted in the template only: filled-in parts are already relative.
-        text = _localize(inline(self.text), len(output.parts) - 1)
+        text = _localize(self.text, len(output.parts) - 1)
         text = self._fill(text, "nav", nav)
         text = self._fill(text, "toc", toc)
         if content is not None:
@@ -266,22 +260,7 @@ def _localize(text: str, depth: int) -> str:
         return text
     up = "../" * depth
 
-    def replace(match: re.Match[str]) -> str:
-        path = match.group(2)
-        if path == PYSCRIPT_CONFIG:
-            return f'{match.group(1)}./{FOLDER_CONFIG}"'
-        return f'{match.group(1)}{up}{path}"'
-
-    return _LOCAL_ATTRIBUTE.sub(replace, text)
-
-
-def folder_config(site_config: dict[str, Any], depth: int) -> dict[str, Any]:
-    """The PyScript config for pages `depth` folders down: interpreter path climbs to runtime/."""
-    config = dict(site_config)
-    interpreter = config.get("interpreter")
-    if isinstance(interpreter, str) and interpreter.startswith("./"):
-        config["interpreter"] = "../" * depth + interpreter[2:]
-    return config
+    return _LOCAL_ATTRIBUTE.sub(lambda m: f'{m.group(1)}{up}{m.group(2)}"', text)
 
 
 def nav_html(pages: Sequence[DocPage], current: PurePosixPath) -> str:
@@ -310,28 +289,19 @@ def toc_html(pages: Sequence[DocPage]) -> str:
     return "".join(lines)
 
 
-def render_site(
-    template: Template,
-    pages: Sequence[DocPage],
-    site_config: dict[str, Any],
-    inline: Callable[[str], str] = lambda text: text,
-) -> dict[PurePosixPath, bytes]:
+def render_site(template: Template, pages: Sequence[DocPage]) -> dict[PurePosixPath, bytes]:
     """Every file of the docs site: dist-relative path -> bytes."""
     files: dict[PurePosixPath, bytes] = {}
     home = PurePosixPath("index.html")
-    files[home] = template.render(
-        home, nav=nav_html(pages, home), toc=toc_html(pages), inline=inline
-    ).encode("utf-8")
+    files[home] = template.render(home, nav=nav_html(pages, home), toc=toc_html(pages)).encode(
+        "utf-8"
+    )
     for page in pages:
         text = template.render(
             page.output,
             nav=nav_html(pages, page.output),
             content="\n" + page.rendered.html,
             title=page.rendered.title,
-            inline=inline,
         )
         files[page.output] = text.encode("utf-8")
-        depth = len(page.output.parts) - 1
-        config = json.dumps(folder_config(site_config, depth), indent=2) + "\n"
-        files[page.output.parent / FOLDER_CONFIG] = config.encode("utf-8")
     return files

@@ -6,6 +6,7 @@ import json
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
@@ -88,8 +89,12 @@ def _requirement_name(requirement: str) -> str:
     return canonicalize_name(Requirement(requirement).name)
 
 
-def make_lock(paths: Paths, wheels: list[Path]) -> bytes:
-    """pyodide-lock.json for exactly these wheels (sha256, deps, imports)."""
+def make_lock(paths: Paths, wheels: list[Path]) -> dict[str, Any]:
+    """pyodide-lock.json for exactly these wheels (sha256, deps, imports).
+
+    File names are bare: Pyodide resolves them against the lock file's own folder,
+    where the assets build puts the wheels.
+    """
     upstream = paths.node_modules / "pyodide" / "pyodide-lock.json"
     if not upstream.is_file():
         raise BuildError(f"missing {upstream}: run `npm ci` in web/")
@@ -106,7 +111,7 @@ def make_lock(paths: Paths, wheels: list[Path]) -> bytes:
         packages[key] = {
             "name": key,
             "version": wheel.version,
-            "file_name": f"../../wheels/{path.name}",
+            "file_name": path.name,
             "install_dir": "site",
             "sha256": sha256_file(path),
             "package_type": "package",
@@ -115,4 +120,20 @@ def make_lock(paths: Paths, wheels: list[Path]) -> bytes:
             "unvendored_tests": False,
         }
     lock = {"info": info, "packages": packages}
-    return (json.dumps(lock, indent=1, sort_keys=True) + "\n").encode("utf-8")
+    return lock
+
+
+def dependency_closure(lock: dict[str, Any], root: str) -> list[str]:
+    """`root` and every package it depends on in `lock`, by package name, sorted."""
+    packages = lock["packages"]
+    seen: set[str] = set()
+    pending = [canonicalize_name(root)]
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        if name not in packages:
+            raise BuildError(f"the lock has no package {name} (needed by {root})")
+        seen.add(name)
+        pending.extend(packages[name]["depends"])
+    return sorted(seen)

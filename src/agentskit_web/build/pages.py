@@ -1,46 +1,19 @@
-"""The shell, the docs pages, the knowledge artifact and the fixtures copied into the site."""
+"""The docs pages, the knowledge artifact and the fixtures copied into the site."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from .cdn_scan import CDN_HOSTS_FILE
 from .files import BuildError, Paths, copy_if_changed, prune, write_if_changed
 
-# Shell files that describe the build rather than being served.
-WEB_PRIVATE = {
-    "node_modules",
-    "package.json",
-    "package-lock.json",
-    "wheels.toml",
-    "README.md",
-    "compile_wheels.mjs",
-    CDN_HOSTS_FILE,
-}
-
-
-SHELL_CSS_LINK = '<link rel="stylesheet" href="./web/shell.css">'
-
-
 KNOWLEDGE_FILE = "knowledge.json"
+SITE_FILES = ("site.css", "favicon.svg")
+"""The demo site's own files beside its pages (from web/)."""
 
 
 _KNOWLEDGE_ATTRIBUTE = re.compile(r'\s+knowledge="\./knowledge\.json"')
-
-
-def _inline_shell_css(paths: Paths) -> Callable[[str], str]:
-    """The shell CSS inlined in each page: the box paints without waiting on a request."""
-    css = (paths.web / "shell.css").read_text(encoding="utf-8")
-
-    def inline(html: str) -> str:
-        if SHELL_CSS_LINK in html and "</style" not in css:
-            return html.replace(SHELL_CSS_LINK, f'<style data-from="web/shell.css">\n{css}</style>')
-        return html
-
-    return inline
 
 
 def _site_id(paths: Paths) -> str | None:
@@ -69,15 +42,19 @@ def render_pages(paths: Paths) -> dict[str, bytes]:
     text = source.read_text(encoding="utf-8")
     if not faq.is_file():
         text = _KNOWLEDGE_ATTRIBUTE.sub("", text)
-    config = json.loads((paths.web / "pyscript.json").read_text(encoding="utf-8"))
     try:
         pages = load_pages(paths.docs)
-        files = render_site(Template(text), pages, config, inline=_inline_shell_css(paths))
+        files = render_site(Template(text), pages)
         if faq.is_file():
             compiled = compile_faq(faq, site_id=_site_id(paths), pages=page_anchors(pages))
             files[PurePosixPath(KNOWLEDGE_FILE)] = compiled.data
     except (SiteError, FaqError) as error:
         raise BuildError(str(error)) from None
+    for name in SITE_FILES:
+        source = paths.web / name
+        if not source.is_file():
+            raise BuildError(f"missing build input: {source}")
+        files[PurePosixPath(name)] = source.read_bytes()
     return {str(path): data for path, data in files.items()}
 
 
@@ -94,20 +71,6 @@ def write_pages(paths: Paths) -> tuple[bool, list[Path]]:
     if stale not in produced and stale.is_file():
         stale.unlink()
         changed = True
-    return changed, produced
-
-
-def copy_site(paths: Paths) -> tuple[bool, list[Path]]:
-    """The web/ shell (minus build-only files) into dist/web."""
-    changed = False
-    produced: list[Path] = []
-    for source in sorted(paths.web.rglob("*")):
-        relative = source.relative_to(paths.web)
-        if relative.parts[0] in WEB_PRIVATE or not source.is_file():
-            continue
-        target = paths.dist / "web" / relative
-        changed |= copy_if_changed(source, target)
-        produced.append(target)
     return changed, produced
 
 

@@ -8,7 +8,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import BuildError, Paths, copy_if_changed, run_tool, write_if_changed
+from .files import BuildError, Paths, run_tool
 
 # Files of the npm `pyodide` package the browser needs (the rest is Node/TS/docs).
 # The standard library, served precompiled under its own name: Pyodide fetches it by
@@ -21,33 +21,19 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", STDLIB_ZI
 
 @dataclass(frozen=True)
 class Scrub:
-    """One upstream default URL replaced by a same-origin (or inert) path."""
+    """One upstream default URL in a runtime file replaced by a same-origin (or inert) path."""
 
-    target: str  # path relative to dist/runtime
+    target: str  # the runtime file's name
     pattern: str
     replacement: str
 
 
-# Upstream defaults that would reach a CDN if ever used. Our config always sets
-# the interpreter, so these are fallbacks; each must match (a version bump that
+# Upstream defaults that would reach a CDN if ever used. The loader always sets the
+# index and lock URLs, so these are fallbacks; each must match (a version bump that
 # moves them fails the build instead of silently shipping a CDN URL).
 SCRUBS = (
     # Node-only fallback for packages missing locally; the browser never uses it.
-    Scrub("pyodide/pyodide.mjs", r"https://cdn\.jsdelivr\.net/pyodide/v\$\{\w+\}/full/", "./"),
-    # PyScript's default interpreter: point it at the bundled Pyodide instead.
-    Scrub(
-        "pyscript/core-*.js",
-        r"https://cdn\.jsdelivr\.net/pyodide/v\$\{\w+\}/full/pyodide\.mjs",
-        "../pyodide/pyodide.mjs",
-    ),
-    # MicroPython is not bundled: its default URLs become inert same-origin paths.
-    Scrub(
-        "pyscript/core-*.js",
-        r"https://cdn\.jsdelivr\.net/npm/@micropython/[\w.-]+@\$\{\w+\}/micropython\.mjs",
-        "./micropython-not-bundled.mjs",
-    ),
-    Scrub("pyscript/core-*.js", r"https://micropython\.org/pi/v2", "./mip-not-bundled"),
-    Scrub("pyscript/core-*.js", r"https://raw\.githubusercontent\.com/", "./github-not-bundled/"),
+    Scrub("pyodide.mjs", r"https://cdn\.jsdelivr\.net/pyodide/v\$\{\w+\}/full/", "./"),
 )
 
 
@@ -73,64 +59,36 @@ def _npm_version(package_dir: Path) -> str:
     return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
 
 
-def copy_runtime(paths: Paths, runtime: dict[str, str]) -> tuple[bool, list[Path]]:
-    """Pyodide core + PyScript dist into dist/runtime, CDN defaults scrubbed."""
-    pyodide_src = paths.node_modules / "pyodide"
-    pyscript_src = paths.node_modules / "@pyscript" / "core" / "dist"
-    pinned = (
-        ("pyodide", pyodide_src, "pyodide"),
-        ("@pyscript/core", pyscript_src.parent, "pyscript"),
-    )
-    for label, package, key in pinned:
-        found = _npm_version(package)
-        if found != runtime[key]:
-            raise BuildError(
-                f"web/node_modules has {label} {found} but web/wheels.toml pins {runtime[key]}:"
-                " run `npm ci` in web/"
-            )
-    changed = False
-    produced: list[Path] = []
-    pyodide_dir = paths.runtime / "pyodide"
-    pairs = [(pyodide_src / name, pyodide_dir / name) for name in PYODIDE_FILES]
-    stdlib = precompile_stdlib(paths, runtime, pyodide_src / STDLIB_ZIP)
-    pairs = [(stdlib if target.name == STDLIB_ZIP else src, target) for src, target in pairs]
-    pyscript_files = sorted(
-        p for p in pyscript_src.iterdir() if p.suffix in {".js", ".css"} and p.is_file()
-    )
-    if not pyscript_files:
-        raise BuildError(f"no PyScript files in {pyscript_src}: run `npm ci` in web/")
-    pairs += [(p, paths.runtime / "pyscript" / p.name) for p in pyscript_files]
-    for source, target in pairs:
-        changed |= _copy_scrubbed(source, target, paths.runtime)
-        produced.append(target)
-    return changed, produced
+def runtime_files(paths: Paths, runtime: dict[str, str]) -> dict[str, bytes]:
+    """Pyodide's files the page loads, by name: CDN defaults scrubbed, the stdlib precompiled."""
+    package = paths.node_modules / "pyodide"
+    found = _npm_version(package)
+    if found != runtime["pyodide"]:
+        raise BuildError(
+            f"web/node_modules has pyodide {found} but web/wheels.toml pins "
+            f"{runtime['pyodide']}: run `npm ci` in web/"
+        )
+    files: dict[str, bytes] = {}
+    for name in PYODIDE_FILES:
+        source = package / name
+        if name == STDLIB_ZIP:
+            source = precompile_stdlib(paths, runtime, source)
+        if not source.is_file():
+            raise BuildError(f"missing runtime file: {source} (run `npm ci` in web/)")
+        files[name] = _scrubbed(name, source.read_bytes())
+    return files
 
 
-def _scrubs_for(relative: str) -> list[Scrub]:
-    return [s for s in SCRUBS if Path(relative).match(s.target)]
-
-
-def _copy_scrubbed(source: Path, target: Path, runtime_dir: Path) -> bool:
-    relative = target.relative_to(runtime_dir).as_posix()
-    scrubs = _scrubs_for(relative)
+def _scrubbed(name: str, data: bytes) -> bytes:
+    scrubs = [scrub for scrub in SCRUBS if scrub.target == name]
     if not scrubs:
-        return copy_if_changed(source, target)
-    if not source.is_file():
-        raise BuildError(f"missing runtime file: {source} (run `npm ci` in web/)")
-    text = source.read_text(encoding="utf-8")
+        return data
+    text = data.decode("utf-8")
     for scrub in scrubs:
         text, count = re.subn(scrub.pattern, scrub.replacement, text)
         if count == 0:
-            raise BuildError(f"{relative}: expected upstream URL not found ({scrub.pattern})")
-    return write_if_changed(target, text.encode("utf-8"))
-
-
-def check_scrubs_applied(paths: Paths) -> None:
-    """Every glob scrub must have matched at least one copied file."""
-    for scrub in SCRUBS:
-        matches = list(paths.runtime.glob(scrub.target))
-        if not matches:
-            raise BuildError(f"runtime file for scrub {scrub.target} not found")
+            raise BuildError(f"{name}: expected upstream URL not found ({scrub.pattern})")
+    return text.encode("utf-8")
 
 
 def precompile_stdlib(paths: Paths, runtime: dict[str, str], archive: Path) -> Path:

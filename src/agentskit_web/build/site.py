@@ -29,13 +29,48 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from .assets import RuntimeInput, write_assets
 from .cdn_scan import scan_for_cdn
-from .files import BuildError, Paths, Report, copy_if_changed, find_root, prune, write_if_changed
-from .lock import make_lock
-from .pages import copy_fixtures, copy_site, write_pages
+from .files import BuildError, Paths, Report, find_root, prune, write_if_changed
+from .lock import dependency_closure, make_lock
+from .pages import copy_fixtures, write_pages
 from .pins import load_pins
-from .runtime import check_scrubs_applied, copy_runtime, ensure_node_modules
-from .wheels import build_page_wheels, fetch_wheels, precompile_wheels
+from .runtime import ensure_node_modules, runtime_files
+from .wheels import BENCH_DISTRIBUTION, build_page_wheels, fetch_wheels, precompile_wheels
+
+ASSETS_FOLDER = "agentskit"
+"""Where the demo site publishes `agentskit-web assets` (dist/agentskit/)."""
+BENCH_FOLDER = "bench"
+"""Benchmark-only files: the raw-Pyodide baseline page and the in-page harness wheel."""
+RAW_PAGE = "raw.html"
+RUNTIME_MARKER = "__AGENTSKIT_RUNTIME__"
+
+
+def runtime_input(paths: Paths, say: Callable[[str], None], report: Report) -> RuntimeInput:
+    """Pyodide, the precompiled wheels and their lock: what the assets folder carries."""
+    runtime, pins = load_pins(paths)
+    report.record("npm ci", ensure_node_modules(paths))
+    files = runtime_files(paths, runtime)
+    say("runtime: pyodide")
+    wheel_sources = fetch_wheels(paths, runtime, pins)
+    app_changed, own_wheels = build_page_wheels(paths)
+    report.record("app wheels", app_changed)
+    compiled_changed, served = precompile_wheels(paths, runtime, wheel_sources, own_wheels)
+    report.record("bytecode", compiled_changed)
+    bench = [p for p in served if p.name.startswith(BENCH_DISTRIBUTION.replace("-", "_") + "-")]
+    page = [p for p in served if p not in bench]
+    lock = make_lock(paths, page)
+    closure = set(dependency_closure(lock, "agentskit-web"))
+    say(f"wheels: {len(page)} (+ {len(bench)} benchmark-only)")
+    return RuntimeInput(
+        files=files,
+        wheels={p.name: p.read_bytes() for p in page},
+        lock=lock,
+        page_wheels=tuple(
+            str(entry["file_name"]) for key, entry in lock["packages"].items() if key in closure
+        ),
+        bench_wheels={p.name: p.read_bytes() for p in bench},
+    )
 
 
 def build(
@@ -52,35 +87,12 @@ def build(
     say = log or (lambda _message: None)
     report = Report()
 
-    runtime, pins = load_pins(paths)
-    report.record("npm ci", ensure_node_modules(paths))
-    changed, runtime_files = copy_runtime(paths, runtime)
-    check_scrubs_applied(paths)
-    say("runtime: pyodide + pyscript")
+    inputs = runtime_input(paths, say, report)
+    assets = write_assets(paths.dist / ASSETS_FOLDER, paths.web, inputs, paths.cache)
+    report.record("assets", assets.changed)
+    say(f"assets: {ASSETS_FOLDER}/ ({assets.runtime}, {assets.stylesheet})")
+    report.record("bench", write_bench(paths, inputs, assets.runtime))
 
-    wheel_sources = fetch_wheels(paths, runtime, pins)
-    app_changed, own_wheels = build_page_wheels(paths)
-    report.record("app wheels", app_changed)
-    compiled_changed, served = precompile_wheels(paths, runtime, wheel_sources, own_wheels)
-    report.record("bytecode", compiled_changed)
-    wheel_targets = []
-    wheels_changed = False
-    for source in served:
-        target = paths.wheels / source.name
-        wheels_changed |= copy_if_changed(source, target)
-        wheel_targets.append(target)
-    wheels_changed |= prune(paths.wheels, wheel_targets)
-    report.record("wheels", wheels_changed)
-    say(f"wheels: {len(wheel_targets)}")
-
-    lock_path = paths.runtime / "pyodide" / "pyodide-lock.json"
-    changed |= write_if_changed(lock_path, make_lock(paths, wheel_targets))
-    changed |= prune(paths.runtime, [*runtime_files, lock_path])
-    report.record("runtime", changed)
-
-    site_changed, site_files = copy_site(paths)
-    site_changed |= prune(paths.dist / "web", site_files)
-    report.record("shell", site_changed)
     pages_changed, pages = write_pages(paths)
     report.record("pages", pages_changed)
     say(f"pages: {sum(1 for p in pages if p.suffix == '.html')} (docs home + docs/)")
@@ -90,13 +102,30 @@ def build(
     hits = scan_for_cdn(paths.dist)
     if hits:
         raise BuildError("served files name a CDN:\n  " + "\n  ".join(hits))
-    write_if_changed(paths.dist / "build-info.json", _build_info(runtime, wheel_targets))
+    write_if_changed(paths.dist / "build-info.json", _build_info(inputs, assets.runtime))
     report.seconds = time.monotonic() - started
     return report
 
 
-def _build_info(runtime: dict[str, str], wheels: list[Path]) -> bytes:
-    info = {"runtime": runtime, "wheels": sorted(p.name for p in wheels)}
+def write_bench(paths: Paths, inputs: RuntimeInput, runtime_dir: str) -> bool:
+    """dist/bench/: the raw-Pyodide baseline page and the harness wheel (never in assets)."""
+    folder = paths.dist / BENCH_FOLDER
+    raw = (paths.web / RAW_PAGE).read_text(encoding="utf-8")
+    if raw.count(RUNTIME_MARKER) != 1:
+        raise BuildError(f"web/{RAW_PAGE} must name {RUNTIME_MARKER} exactly once")
+    runtime_url = f"../{ASSETS_FOLDER}/{runtime_dir}"
+    outputs = {RAW_PAGE: raw.replace(RUNTIME_MARKER, runtime_url).encode("utf-8")}
+    outputs.update(inputs.bench_wheels)
+    changed = False
+    written = []
+    for name, data in outputs.items():
+        changed |= write_if_changed(folder / name, data)
+        written.append(folder / name)
+    return prune(folder, written) or changed
+
+
+def _build_info(inputs: RuntimeInput, runtime_dir: str) -> bytes:
+    info = {"runtime": runtime_dir, "wheels": sorted(inputs.wheels)}
     return (json.dumps(info, indent=1, sort_keys=True) + "\n").encode()
 
 

@@ -14,6 +14,9 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | `suggestions` | starter questions: a JSON array of strings, or `|`-separated | none |
 | `heading`, `placeholder`, `disclaimer` | UI text | see below |
 | `knowledge` | same-origin URL of a local knowledge artifact (FAQ) | none |
+| `layout` | `inline` (a box in the page) or `launcher` (a floating button, a dialog) | `inline` |
+| `strings` | UI strings to replace, a JSON object (keys: `DEFAULT_STRINGS`) | none |
+| `boot` | when the runtime loads: `intent`, `idle` or `eager` (read by the loader) | `intent` |
 
 Everything here is pure and bounded: at most 8 suggestions of at most 256
 chars, blank ones dropped; an invalid value falls back to its default, so an
@@ -21,16 +24,18 @@ attribute typo never stops the widget from booting.
 """
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Final, Literal
 
 from ..protocol.identifiers import is_safe_id
 from ..protocol.limits import SITE_MAX_SUGGESTIONS
-from ..protocol.text_metrics import js_is_blank, js_slice, js_trim
+from ..protocol.text_metrics import js_is_blank, js_length, js_slice, js_trim
 from ..protocol.wire_json import JSON_INVALID, parse_json
 
 Theme = Literal["light", "dark", "auto"]
 StorageChoice = Literal["local", "session", "none"]
+Layout = Literal["inline", "launcher"]
 
 DEFAULT_ENDPOINT: Final = "/api/ask"
 DEFAULT_CHAT_ID: Final = "ask"
@@ -39,8 +44,48 @@ DEFAULT_PLACEHOLDER: Final = "Ask a question about these docs"
 DEFAULT_DISCLAIMER: Final = "Answers are generated from this site's pages and may be incomplete."
 SUGGESTION_MAX_CHARS: Final = 256
 TEXT_MAX_CHARS: Final = 512
+STRING_MAX_CHARS: Final = 200
+"""Longest replacement UI string (the loader applies the same bound to its shell)."""
 _THEMES: Final = ("light", "dark", "auto")
 _STORAGES: Final = ("local", "session", "none")
+_LAYOUTS: Final = ("inline", "launcher")
+
+DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "heading": DEFAULT_HEADING,
+        "placeholder": DEFAULT_PLACEHOLDER,
+        "disclaimer": DEFAULT_DISCLAIMER,
+        "label": "Your question",
+        "send": "Send",
+        "stop": "Stop",
+        "stop_label": "Stop the answer",
+        "new": "New conversation",
+        "new_done": "New conversation.",
+        "close": "Close",
+        "open": "Open",
+        "thinking": "Thinking…",
+        "copy": "Copy",
+        "copied": "Copied",
+        "copy_failed": "Copy failed",
+        "copy_label": "Copy answer",
+        "up_label": "Helpful",
+        "down_label": "Not helpful",
+        "regenerate": "Regenerate",
+        "regenerate_label": "Regenerate the answer",
+        "retry": "Retry",
+        "retry_label": "Retry this answer",
+        "you": "You",
+        "assistant": "Assistant",
+        # The loader's shell (web/agentskit-ask.js) reads these from the same attribute.
+        "launcher": "Ask",
+        "idle": "Ask a question about these docs.",
+        "loading": "Loading the assistant: {done} of {total} MB…",
+        "starting": "Starting the assistant…",
+        "kept": "Your question is kept and will be sent as soon as the assistant is ready.",
+        "failed": "The assistant could not start.",
+    }
+)
+"""Every UI string a site can replace through the `strings` attribute, with its default."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +105,34 @@ class WidgetConfig:
     placeholder: str = DEFAULT_PLACEHOLDER
     disclaimer: str = DEFAULT_DISCLAIMER
     knowledge_url: str | None = None
+    layout: Layout = "inline"
+    strings: Mapping[str, str] = field(default_factory=dict)
+    """The site's replacements only; `text` falls back to DEFAULT_STRINGS."""
+
+    def text(self, key: str) -> str:
+        """The UI string `key`: the site's replacement, else the default."""
+        return self.strings.get(key) or DEFAULT_STRINGS[key]
+
+
+def strings_from_attribute(value: str | None) -> dict[str, str]:
+    """Replacement UI strings from a JSON object; unknown keys and bad values are dropped.
+
+    A value must be a non-blank string of at most STRING_MAX_CHARS; anything else
+    keeps the default, so a typo in a translation never leaves a control unlabelled.
+    """
+    if value is None or js_is_blank(value):
+        return {}
+    parsed = parse_json(js_trim(value))
+    if not isinstance(parsed, dict):
+        return {}
+    return {
+        key: js_trim(text)
+        for key, text in parsed.items()
+        if key in DEFAULT_STRINGS
+        and isinstance(text, str)
+        and not js_is_blank(text)
+        and js_length(text) <= STRING_MAX_CHARS
+    }
 
 
 def suggestions_from_attribute(value: object) -> tuple[str, ...]:
@@ -119,6 +192,8 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         chat_id = DEFAULT_CHAT_ID
     theme = _optional(attribute("theme")) or "auto"
     storage = _optional(attribute("storage")) or "local"
+    layout = (_optional(attribute("layout")) or "inline").lower()
+    strings = strings_from_attribute(attribute("strings"))
     return WidgetConfig(
         endpoint=_optional(attribute("endpoint")) or DEFAULT_ENDPOINT,
         corpus=_optional(attribute("corpus")),
@@ -129,8 +204,12 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         storage=storage if storage in _STORAGES else "local",  # type: ignore[arg-type]
         theme=theme if theme in _THEMES else "auto",  # type: ignore[arg-type]
         suggestions=suggestions_from_attribute(attribute("suggestions") or ""),
-        heading=_text(attribute("heading"), DEFAULT_HEADING),
-        placeholder=_text(attribute("placeholder"), DEFAULT_PLACEHOLDER),
-        disclaimer=_text(attribute("disclaimer"), DEFAULT_DISCLAIMER),
+        heading=_text(attribute("heading"), strings.get("heading", DEFAULT_HEADING)),
+        placeholder=_text(
+            attribute("placeholder"), strings.get("placeholder", DEFAULT_PLACEHOLDER)
+        ),
+        disclaimer=_text(attribute("disclaimer"), strings.get("disclaimer", DEFAULT_DISCLAIMER)),
         knowledge_url=_optional(attribute("knowledge")),
+        layout=layout if layout in _LAYOUTS else "inline",  # type: ignore[arg-type]
+        strings=MappingProxyType(strings),
     )

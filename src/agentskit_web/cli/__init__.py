@@ -13,6 +13,27 @@ def _build(args: argparse.Namespace) -> int:
     return site_build.main(["--dist", str(args.dist)] if args.dist else [])
 
 
+def _assets(args: argparse.Namespace) -> int:
+    """Write the embed's folder (loader, stylesheet, runtime, wheels) to OUT_DIR."""
+    from ..build.assets import LOADER, write_assets
+    from ..build.files import BuildError, Paths, Report, find_root
+    from ..build.site import runtime_input
+
+    root = find_root()
+    paths = Paths(root=root, dist=args.out_dir.resolve(), cache=root / ".cache")
+    paths.cache.mkdir(exist_ok=True)
+    try:
+        inputs = runtime_input(paths, lambda message: print(f"  {message}"), Report())
+        report = write_assets(paths.dist, paths.web, inputs, paths.cache)
+    except BuildError as error:
+        print(f"agentskit-web assets: error: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out_dir} ({len(report.files)} files); embed it with:")
+    print(f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{LOADER}"></script>')
+    print('  <agentskit-ask endpoint="/api/ask"></agentskit-ask>')
+    return 0
+
+
 def _serve(args: argparse.Namespace) -> int:
     from ..build.files import find_root
     from ..server.static import SITE_PORT, serve_forever
@@ -86,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     build = commands.add_parser("build", help="assemble the offline static site in dist/")
     build.add_argument("--dist", type=Path, default=None)
     build.set_defaults(run=_build)
+
+    assets = commands.add_parser(
+        "assets", help="write the embed folder (agentskit-ask.js + runtime) to OUT_DIR"
+    )
+    assets.add_argument("out_dir", type=Path, metavar="OUT_DIR")
+    assets.set_defaults(run=_assets)
 
     for name, run, text in (
         ("serve", _serve, "serve dist/ on 127.0.0.1"),

@@ -7,9 +7,11 @@ sends the same headers (`static_headers`):
 - the right types for the page: `application/wasm` (streaming compilation
   needs it), `.mjs` as JavaScript, UTF-8 text;
 - `X-Content-Type-Options: nosniff`;
-- caching by name: a file whose name carries a content hash never changes, so
+- caching by name: a file whose path carries a content hash never changes, so
   it is `public, max-age=31536000, immutable` (a second page asks nothing);
-  everything else is `no-cache` (revalidated, so a rebuilt site shows at once).
+  everything else is `no-cache` (revalidated, so a rebuilt site shows at once);
+- `x.br` / `x.gz` written beside `x` are sent for `x` to clients that accept
+  them, with `Content-Encoding` and `Vary: Accept-Encoding`.
 
 `AppServer` runs any ASGI app under uvicorn in a background thread on a free
 loopback port (tests, benchmarks); `serve_app` runs one in the foreground
@@ -66,8 +68,11 @@ MIME_TYPES: Final[Mapping[str, str]] = {
 }
 IMMUTABLE: Final = "public, max-age=31536000, immutable"
 REVALIDATE: Final = "no-cache"
-HASHED_NAME: Final = re.compile(r"\.[0-9a-f]{12,64}\.[A-Za-z0-9]+$")
-"""`name.<hex content hash>.ext`: how `agentskit-web assets` names every file that can change."""
+HASHED_NAME: Final = re.compile(r"\.[0-9a-f]{12,64}(?=[./]|$)")
+"""`name.<hex content hash>[.ext]` in any path segment: how `agentskit-web assets` names every
+file that can change (`agentskit-ask.<hash>.css`) and the runtime folder (`runtime.<hash>/`)."""
+ENCODINGS: Final = (("br", ".br"), ("gzip", ".gz"))
+"""Pre-compressed copies a server looks for beside a file, in order of preference."""
 
 
 def media_type(path: str) -> str | None:
@@ -81,8 +86,34 @@ def media_type(path: str) -> str | None:
 
 
 def is_content_hashed(path: str) -> bool:
-    """Whether the file's name carries its content hash (so its bytes can never change)."""
-    return HASHED_NAME.search(path) is not None
+    """Whether the path carries a content hash (so the bytes behind it can never change)."""
+    return HASHED_NAME.search(path.replace("\\", "/")) is not None
+
+
+def accepted_encodings(header: str) -> set[str]:
+    """Content codings an `Accept-Encoding` header accepts (q=0 refuses one)."""
+    accepted: set[str] = set()
+    for item in header.split(","):
+        coding, _, params = item.strip().partition(";")
+        quality = params.strip().removeprefix("q=").strip() if params else "1"
+        try:
+            if float(quality) <= 0:
+                continue
+        except ValueError:
+            continue
+        accepted.add(coding.strip().lower())
+    return accepted
+
+
+def negotiate(path: str, accept_encoding: str) -> tuple[str, str | None, bool]:
+    """(file to send, its Content-Encoding or None, whether variants exist for `Vary`)."""
+    accepted = accepted_encodings(accept_encoding)
+    variants = [(coding, path + suffix) for coding, suffix in ENCODINGS]
+    present = [(coding, file) for coding, file in variants if os.path.isfile(file)]
+    for coding, file in present:
+        if coding in accepted or (coding == "gzip" and "*" in accepted):
+            return file, coding, True
+    return path, None, bool(present)
 
 
 def static_headers(path: str) -> dict[str, str]:
@@ -98,7 +129,8 @@ def static_headers(path: str) -> dict[str, str]:
 
 
 class SiteFiles(StaticFiles):
-    """A built site's files with `static_headers` (and ETag/304 from Starlette)."""
+    """A built site's files with `static_headers`, pre-compressed copies negotiated by
+    `Accept-Encoding` (brotli, then gzip), and ETag/304 from Starlette."""
 
     def file_response(
         self,
@@ -107,14 +139,21 @@ class SiteFiles(StaticFiles):
         scope: Scope,
         status_code: int = 200,
     ) -> Response:
-        headers = static_headers(str(full_path))
+        request = Headers(scope=scope)
+        path = str(full_path)
+        headers = static_headers(path)
+        served, coding, has_variants = negotiate(path, request.get("accept-encoding", ""))
         response = FileResponse(
-            full_path,
+            served,
             status_code=status_code,
-            stat_result=stat_result,
+            stat_result=stat_result if served == path else os.stat(served),
             media_type=headers.pop("Content-Type", None),
         )
         response.headers.update(headers)
+        if coding is not None:
+            response.headers["Content-Encoding"] = coding
+        if has_variants:
+            response.headers["Vary"] = "Accept-Encoding"
         if self.is_not_modified(response.headers, Headers(scope=scope)):
             return NotModifiedResponse(response.headers)
         return response

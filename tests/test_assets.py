@@ -1,0 +1,124 @@
+"""`agentskit-web assets`: one folder, content-hashed names, compressed copies that pay."""
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import brotli
+import pytest
+
+from agentskit_web.build.assets import (
+    ASSETS_MARKER,
+    COMPRESS_MIN_BYTES,
+    HASHED_RUNTIME,
+    LOADER,
+    MANIFEST,
+    RuntimeInput,
+    compressed_copies,
+    content_hash,
+    hashed_name,
+    loader_text,
+    write_assets,
+)
+from agentskit_web.build.files import BuildError
+from agentskit_web.build.lock import dependency_closure
+from agentskit_web.server.static import is_content_hashed
+
+ROOT = Path(__file__).resolve().parents[1]
+WEB = ROOT / "web"
+
+
+def runtime(wasm: bytes = b"\0asm" * 600) -> RuntimeInput:
+    files = {
+        "pyodide.mjs": b"export const loadPyodide = 1;\n" * 50,
+        "pyodide.asm.mjs": b"// asm\n" * 400,
+        "pyodide.asm.wasm": wasm,
+        "python_stdlib.zip": b"PK" + b"\0" * 2000,
+    }
+    wheels = {"agentskit_web-0.1.0-cp314-none-any.whl": b"wheel" * 300}
+    lock = {"info": {}, "packages": {}}
+    return RuntimeInput(files, wheels, lock, page_wheels=tuple(wheels))
+
+
+def test_names_carry_the_content_hash() -> None:
+    assert hashed_name("agentskit-ask.css", b"a") != hashed_name("agentskit-ask.css", b"b")
+    name = hashed_name("agentskit-ask.css", b"a")
+    assert name.startswith("agentskit-ask.") and name.endswith(".css")
+    assert is_content_hashed(name)
+    assert content_hash([("a", b"bc")]) != content_hash([("ab", b"c")]), "names are delimited"
+
+
+def test_the_loader_gets_its_assets_written_in_once() -> None:
+    text = loader_text(f"const ASSETS = {ASSETS_MARKER};", {"runtime": "runtime.x/"})
+    assert text == 'const ASSETS = {"runtime": "runtime.x/"};'
+    with pytest.raises(BuildError, match="exactly one"):
+        loader_text("const ASSETS = null;", {})
+    with pytest.raises(BuildError, match="exactly one"):
+        loader_text(ASSETS_MARKER * 2, {})
+
+
+def test_compressed_copies_are_real_and_only_when_they_pay() -> None:
+    text = b"agentskit " * 500
+    copies = compressed_copies("a.js", text)
+    assert brotli.decompress(copies["a.js.br"]) == text
+    assert gzip.decompress(copies["a.js.gz"]) == text
+    assert compressed_copies("a.js", b"x" * (COMPRESS_MIN_BYTES - 1)) == {}  # one short
+    assert set(compressed_copies("a.js", b"x" * COMPRESS_MIN_BYTES)) == {"a.js.br", "a.js.gz"}
+    assert compressed_copies("a.png", text) == {}, "not a compressible type"
+    noise = random.Random(7).randbytes(8192)  # incompressible: no copy saves 5%
+    assert compressed_copies("a.wasm", noise) == {}
+
+
+def test_the_folder_is_complete_relative_and_hashed(tmp_path: Path) -> None:
+    out = tmp_path / "assets"
+    report = write_assets(out, WEB, runtime())
+    assert HASHED_RUNTIME.match(report.runtime)
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["runtime"] == report.runtime
+    for entry in manifest["files"]:
+        assert (out / report.runtime / entry["name"]).stat().st_size == entry["size"]
+    loader = (out / LOADER).read_text()
+    assert ASSETS_MARKER not in loader and report.runtime in loader
+    assert (out / report.stylesheet).is_file()
+    assert (out / f"{report.runtime}pyodide.asm.wasm.br").is_file()
+    assert "http" not in loader.split("*/")[-1].split("const ELEMENT")[0]
+
+
+def test_a_new_runtime_replaces_the_old_and_leaves_the_sites_files(tmp_path: Path) -> None:
+    out = tmp_path / "assets"
+    first = write_assets(out, WEB, runtime())
+    (out / "index.html").write_text("the site's own page")
+    second = write_assets(out, WEB, runtime(wasm=b"\0asm2" * 600))
+    assert first.runtime != second.runtime
+    assert not (out / first.runtime).exists()
+    assert (out / "index.html").read_text() == "the site's own page"
+    again = write_assets(out, WEB, runtime(wasm=b"\0asm2" * 600))
+    assert not again.changed, "an unchanged rebuild writes nothing"
+
+
+def test_a_missing_boot_file_fails_the_build(tmp_path: Path) -> None:
+    broken = runtime()
+    files = dict(broken.files)
+    del files["pyodide.asm.wasm"]
+    with pytest.raises(BuildError, match=r"pyodide\.asm\.wasm"):
+        write_assets(tmp_path, WEB, RuntimeInput(files, broken.wheels, broken.lock))
+
+
+def test_the_page_loads_the_closure_of_its_package() -> None:
+    lock = {
+        "packages": {
+            "agentskit-web": {"depends": ["pydantic"]},
+            "pydantic": {"depends": ["pydantic-core"]},
+            "pydantic-core": {"depends": []},
+            "micropip": {"depends": []},
+        }
+    }
+    assert dependency_closure(lock, "agentskit_web") == [
+        "agentskit-web",
+        "pydantic",
+        "pydantic-core",
+    ]
+    lock["packages"]["pydantic"]["depends"].append("gone")
+    with pytest.raises(BuildError, match="no package gone"):
+        dependency_closure(lock, "agentskit-web")

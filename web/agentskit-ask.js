@@ -1,0 +1,447 @@
+// agentskit-ask.js: the whole embed of the agentskit-web Ask widget.
+//
+//   <script type="module" src="/any/path/agentskit-ask.js"></script>
+//   <agentskit-ask endpoint="/api/ask"></agentskit-ask>
+//
+// This file defines <agentskit-ask>, draws its shell (heading, question box, Send,
+// status line) in a shadow root, and loads nothing else until a reader shows intent
+// (pointer over or focus on the box, a tap, a key in the box, Ctrl/Cmd-K). Then it
+// downloads the Python runtime from the folder beside it (every path resolves against
+// this file's own URL, so the folder works at any depth and under any base path),
+// starts Pyodide itself and hands each element to the Python widget. A question asked
+// before Python is ready is kept and sent once it is. Nothing here evaluates strings as
+// code or writes HTML: the page can run it under `script-src 'self' 'wasm-unsafe-eval'`.
+//
+// `agentskit-web assets` writes the ASSETS line below (content-hashed names, sizes).
+
+const ASSETS = /* agentskit:assets */ null;
+
+const ELEMENT = "agentskit-ask";
+const BASE = new URL(".", import.meta.url);
+const SHARED_KEY = Symbol.for("agentskit-ask");
+const BOOT_MODES = ["intent", "idle", "eager"];
+const LAYOUTS = ["inline", "launcher"];
+const BOOT_TIMEOUT_MS = 180_000;
+const IDLE_TIMEOUT_MS = 5_000;
+const STRING_MAX_CHARS = 200;
+const DEFAULT_STRINGS = Object.freeze({
+  heading: "Ask the docs",
+  placeholder: "Ask a question about these docs",
+  label: "Your question",
+  send: "Send",
+  launcher: "Ask",
+  close: "Close",
+  idle: "Ask a question about these docs.",
+  loading: "Loading the assistant: {done} of {total} MB…",
+  starting: "Starting the assistant…",
+  kept: "Your question is kept and will be sent as soon as the assistant is ready.",
+  failed: "The assistant could not start.",
+  retry: "Retry",
+});
+
+// One runtime per page, even if two copies of this loader (two URLs) are on it.
+const shared = (globalThis[SHARED_KEY] ??= {
+  runtime: null,
+  python: null,
+  elements: new Set(),
+  warned: new Set(),
+  keyboard: false,
+});
+
+class BootError extends Error {}
+
+function warnOnce(key, message) {
+  if (shared.warned.has(key)) return;
+  shared.warned.add(key);
+  console.warn(`agentskit-ask: ${message}`);
+}
+
+function choice(element, name, allowed) {
+  const value = element.getAttribute(name);
+  if (value === null || value === "") return allowed[0];
+  const lower = value.trim().toLowerCase();
+  if (allowed.includes(lower)) return lower;
+  warnOnce(`${name}=${value}`, `${name}="${value}" is not one of ${allowed.join("|")}; using "${allowed[0]}".`);
+  return allowed[0];
+}
+
+function stringsOf(element) {
+  const raw = element.getAttribute("strings");
+  if (raw === null || raw === "") return DEFAULT_STRINGS;
+  let parsed;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = null;
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    warnOnce(`strings=${raw}`, "the strings attribute is not a JSON object; using the built-in strings.");
+    return DEFAULT_STRINGS;
+  }
+  const strings = { ...DEFAULT_STRINGS };
+  for (const [key, value] of Object.entries(parsed)) {
+    if (typeof value === "string" && value.trim() && value.length <= STRING_MAX_CHARS) {
+      if (key in DEFAULT_STRINGS) strings[key] = value;
+    } else {
+      warnOnce(`strings.${key}`, `strings.${key} must be a non-blank string of at most ${STRING_MAX_CHARS} characters; ignored.`);
+    }
+  }
+  return Object.freeze(strings);
+}
+
+function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (match, name) => (name in values ? String(values[name]) : match));
+}
+
+function make(tag, attributes = {}, text) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+// ---------------------------------------------------------------- the runtime
+
+function runtimeURL(name) {
+  if (!ASSETS) throw new BootError("this copy of agentskit-ask.js was not built (run `agentskit-web assets`).");
+  return new URL(ASSETS.runtime + name, BASE);
+}
+
+async function download(url, onBytes) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "same-origin" });
+  } catch (error) {
+    throw new BootError(`Could not load ${url.href} (${error.message || "network error"}).`);
+  }
+  if (!response.ok) throw new BootError(`Could not load ${url.href} (HTTP ${response.status}).`);
+  if (!response.body) {
+    onBytes((await response.arrayBuffer()).byteLength);
+    return;
+  }
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    onBytes(value.byteLength);
+  }
+}
+
+// Download every file Python needs in parallel (into the HTTP cache, where Pyodide
+// finds them), counting bytes for the progress line, then start Pyodide from them.
+async function startRuntime(report) {
+  const files = ASSETS ? ASSETS.files : [];
+  const total = files.reduce((sum, file) => sum + file.size, 0);
+  let done = 0;
+  report({ done, total });
+  await Promise.all(
+    files.map((file) =>
+      download(runtimeURL(file.name), (bytes) => {
+        done += bytes;
+        report({ done: Math.min(done, total), total });
+      }),
+    ),
+  );
+  report({ starting: true });
+  let loadPyodide;
+  const entry = runtimeURL("pyodide.mjs");
+  try {
+    ({ loadPyodide } = await import(entry.href));
+  } catch (error) {
+    throw new BootError(`Could not load ${entry.href} (${error.message}).`);
+  }
+  const pyodide = await loadPyodide({
+    indexURL: runtimeURL("").href,
+    lockFileURL: runtimeURL("pyodide-lock.json").href,
+    packages: ASSETS.packages,
+  });
+  return pyodide.pyimport("agentskit_web.browser.embed");
+}
+
+function runtime(report) {
+  if (!shared.runtime) {
+    shared.runtime = startRuntime(report).then(
+      (python) => (shared.python = python),
+      (error) => {
+        shared.runtime = null; // a Retry starts over
+        throw error;
+      },
+    );
+  }
+  return shared.runtime;
+}
+
+function onPageKey(event) {
+  if (event.key.toLowerCase() !== "k" || !(event.ctrlKey || event.metaKey) || event.altKey) return;
+  const first = [...shared.elements].find((element) => element.isConnected);
+  if (!first) return;
+  event.preventDefault();
+  first.open();
+}
+
+// ---------------------------------------------------------------- the element
+
+class AskElement extends HTMLElement {
+  #parts = null;
+  #pending = null;
+  #mounting = false;
+  #watchdog = 0;
+  #strings = DEFAULT_STRINGS;
+  #layout = "inline";
+  #returnFocus = null;
+  #progressText = "";
+
+  connectedCallback() {
+    shared.elements.add(this);
+    if (!shared.keyboard) {
+      shared.keyboard = true;
+      document.addEventListener("keydown", onPageKey);
+    }
+    if (this.shadowRoot) return; // moved within the page: already drawn
+    this.#strings = stringsOf(this);
+    this.#layout = choice(this, "layout", LAYOUTS);
+    this.#draw();
+    this.#setState("idle", this.#strings.idle);
+    if (!performance.getEntriesByName("agentskit:shell").length) {
+      performance.mark("agentskit:shell");
+      requestAnimationFrame(() => setTimeout(() => performance.mark("agentskit:shell-painted")));
+    }
+    if (shared.python) {
+      this.#start(); // the runtime is already here (an element added later)
+      return;
+    }
+    const mode = choice(this, "boot", BOOT_MODES);
+    if (mode === "eager") this.#start();
+    else if (mode === "idle") this.#whenIdle();
+    else this.#onIntent();
+  }
+
+  disconnectedCallback() {
+    shared.elements.delete(this);
+  }
+
+  /** Open the box and focus the question (Ctrl/Cmd-K, the launcher button). */
+  open() {
+    const { dialog, launcher } = this.#parts;
+    if (dialog && !dialog.open) {
+      this.#returnFocus = document.activeElement;
+      dialog.showModal();
+    }
+    this.#start();
+    if (this.dataset.mounted !== undefined) {
+      this.dispatchEvent(new CustomEvent("agentskit:open"));
+    } else {
+      (this.shadowRoot.querySelector(".ak-input") || launcher)?.focus();
+    }
+  }
+
+  /** Close the launcher's dialog (focus returns to where it was); inline boxes stay. */
+  close() {
+    const { dialog, launcher } = this.#parts;
+    if (dialog?.open) dialog.close();
+    const target = this.#returnFocus;
+    this.#returnFocus = null;
+    (target?.isConnected ? target : launcher)?.focus();
+  }
+
+  #draw() {
+    const root = this.attachShadow({ mode: "open" });
+    const strings = this.#strings;
+    const sheet = make("link", { rel: "stylesheet", class: "ak-stylesheet" });
+    sheet.href = ASSETS ? new URL(ASSETS.stylesheet, BASE).href : "";
+    const box = make("div", { class: "ak-box" });
+    box.hidden = true; // shown once styled, so the shell never flashes unstyled
+    const show = () => (box.hidden = false);
+    sheet.addEventListener("load", show, { once: true });
+    sheet.addEventListener("error", show, { once: true });
+    const shell = make("section", { class: "ak-widget ak-shell", "aria-labelledby": "ak-heading" });
+    const header = make("header", { class: "ak-header" });
+    header.append(make("h2", { class: "ak-heading", id: "ak-heading" }, strings.heading));
+    const form = make("form", { class: "ak-form", "aria-label": strings.heading });
+    const input = make("textarea", {
+      class: "ak-input",
+      rows: "1",
+      name: "question",
+      autocomplete: "off",
+      placeholder: strings.placeholder,
+      "aria-label": strings.label,
+    });
+    const send = make("button", { type: "submit", class: "ak-send" }, strings.send);
+    form.append(input, send);
+    const status = make("p", { class: "ak-status", role: "status", "aria-live": "polite" });
+    const progress = make("progress", { class: "ak-progress", "aria-hidden": "true" });
+    progress.hidden = true;
+    const failure = make("div", { class: "ak-error", role: "alert" });
+    failure.hidden = true;
+    const message = make("p", { class: "ak-error-message" });
+    const retry = make("button", { type: "button", class: "ak-retry" }, strings.retry);
+    failure.append(message, retry);
+    shell.append(header, form, status, progress, failure);
+    let dialog = null;
+    let launcher = null;
+    if (this.#layout === "launcher") {
+      launcher = make("button", {
+        type: "button",
+        class: "ak-launcher",
+        "aria-haspopup": "dialog",
+        "aria-keyshortcuts": "Control+K Meta+K",
+      }, strings.launcher);
+      launcher.append(make("kbd", { "aria-hidden": "true" }, "Ctrl K"));
+      dialog = make("dialog", { class: "ak-dialog", "aria-labelledby": "ak-heading" });
+      const close = make("button", { type: "button", class: "ak-quiet ak-close" }, strings.close);
+      header.append(close);
+      close.addEventListener("click", () => this.close());
+      dialog.addEventListener("close", () => this.#returnFocus?.isConnected && this.#returnFocus.focus());
+      dialog.append(box);
+      box.append(shell);
+      launcher.addEventListener("click", () => this.open());
+      root.append(sheet, launcher, dialog);
+    } else {
+      box.append(shell);
+      root.append(sheet, box);
+    }
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.#submit();
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.#submit();
+      }
+    });
+    retry.addEventListener("click", () => this.#start(true));
+    this.#parts = { box, shell, input, status, progress, failure, message, dialog, launcher };
+  }
+
+  #onIntent() {
+    const start = () => this.#start();
+    for (const name of ["pointerenter", "focusin", "touchstart", "keydown"]) {
+      this.addEventListener(name, start, { once: true, passive: true });
+    }
+  }
+
+  #whenIdle() {
+    const start = () => this.#start();
+    const later = () =>
+      "requestIdleCallback" in window
+        ? requestIdleCallback(start, { timeout: IDLE_TIMEOUT_MS })
+        : setTimeout(start, 0);
+    if (document.readyState === "complete") later();
+    else addEventListener("load", later, { once: true });
+  }
+
+  #submit() {
+    const { input, status } = this.#parts;
+    const question = input.value.trim();
+    if (!question || this.dataset.mounted !== undefined) return;
+    this.#pending = question;
+    input.readOnly = true;
+    if (this.#progressText) this.#say(this.#progressText);
+    else status.textContent = this.#strings.kept;
+    this.#start();
+  }
+
+  #setState(state, text) {
+    this.dataset.state = state;
+    this.setAttribute("aria-busy", String(state === "booting"));
+    if (text !== undefined && this.#parts) this.#parts.status.textContent = text;
+  }
+
+  #report(step) {
+    if (this.dataset.state !== "booting" || this.dataset.mounted !== undefined) return;
+    const { status, progress } = this.#parts;
+    if (step.starting) {
+      progress.removeAttribute("value");
+      this.#say(this.#strings.starting);
+      return;
+    }
+    progress.hidden = false;
+    progress.max = step.total || 1;
+    progress.value = step.done;
+    const mb = (bytes) => (bytes / 1_000_000).toFixed(1);
+    this.#say(fill(this.#strings.loading, { done: mb(step.done), total: mb(step.total) }));
+    status.dataset.progress = "";
+  }
+
+  #say(text) {
+    const { status } = this.#parts;
+    this.#progressText = text;
+    status.dataset.progress = "";
+    status.textContent = this.#pending ? `${text} ${this.#strings.kept}` : text;
+  }
+
+  async #start(retrying = false) {
+    if (this.#mounting || this.dataset.mounted !== undefined) return;
+    if (this.dataset.state === "error" && !retrying) return;
+    this.#mounting = true;
+    this.#parts.failure.hidden = true;
+    this.#setState("booting");
+    performance.mark("agentskit:intent");
+    clearTimeout(this.#watchdog);
+    const timeout = new Promise((_, reject) => {
+      this.#watchdog = setTimeout(
+        () => reject(new BootError("Starting the assistant took too long. Check your connection and retry.")),
+        BOOT_TIMEOUT_MS,
+      );
+    });
+    // A Content-Security-Policy that forbids compiling WebAssembly makes Pyodide hang,
+    // not fail: name the directive at once instead of waiting for the watchdog.
+    let onViolation;
+    const blocked = new Promise((_, reject) => {
+      onViolation = (event) => {
+        if (!event.violatedDirective.startsWith("script-src")) return;
+        reject(new BootError(
+          `This page's Content-Security-Policy blocks the assistant (${event.violatedDirective} ` +
+            `refused ${event.blockedURI || "a script"}); it needs script-src 'self' 'wasm-unsafe-eval'.`,
+        ));
+      };
+      document.addEventListener("securitypolicyviolation", onViolation);
+    });
+    const guards = [timeout, blocked];
+    try {
+      const python = await Promise.race([runtime((step) => this.#reportAll(step)), ...guards]);
+      performance.mark("agentskit:widget-mount");
+      await Promise.race([python.mount_element(this, this.#pending), ...guards]);
+      performance.measure("agentskit:widget-mount", "agentskit:widget-mount");
+      this.#pending = null;
+      this.#ready();
+    } catch (error) {
+      this.#fail(error);
+    } finally {
+      clearTimeout(this.#watchdog);
+      document.removeEventListener("securitypolicyviolation", onViolation);
+      this.#mounting = false;
+    }
+  }
+
+  #reportAll(step) {
+    for (const element of shared.elements) if (#report in element) element.#report(step);
+  }
+
+  #ready() {
+    this.#setState("ready");
+    if (!performance.getEntriesByName("agentskit:ready").length) performance.mark("agentskit:ready");
+    this.dispatchEvent(new CustomEvent("agentskit:ready", { bubbles: true, composed: true }));
+  }
+
+  #fail(error) {
+    const text = error instanceof BootError ? error.message : `${error?.name || "Error"}: ${error?.message || error}`;
+    const { failure, message, progress, status, input } = this.#parts;
+    input.readOnly = false; // the reader's question stays in the box
+    progress.hidden = true;
+    delete status.dataset.progress;
+    message.textContent = text;
+    failure.hidden = false;
+    this.#setState("error", this.#strings.failed);
+    this.dispatchEvent(new CustomEvent("agentskit:error", { bubbles: true, composed: true, detail: text }));
+  }
+}
+
+if (!customElements.get(ELEMENT)) customElements.define(ELEMENT, AskElement);
+
+globalThis.agentskitAsk ??= Object.freeze({
+  assets: ASSETS,
+  /** The runtime promise once started (tests and page scripts), else null. */
+  runtime: () => shared.runtime,
+});
