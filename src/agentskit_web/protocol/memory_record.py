@@ -80,6 +80,14 @@ def freeze_json(value: Any) -> Any:
         return FrozenJsonObject({key: freeze_json(item) for key, item in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(freeze_json(item) for item in value)
+    return _plain_scalar(value)
+
+
+def _plain_scalar(value: Any) -> Any:
+    """A host subclass of str/int/float becomes the plain value, so no host method rides along."""
+    for plain in (bool, str, int, float):
+        if isinstance(value, plain):
+            return value if type(value) is plain else plain.__new__(plain, value)
     return value
 
 
