@@ -516,7 +516,7 @@ def test_dark_theme_attribute_and_host_css_isolation(page: Page, widget_site: Wi
 
 
 # Chromium logs the scripted backend's 503 once the page is back online.
-@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 503 \(Service Unav")
+@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 503 \(Service")
 def test_offline_backend_is_said_plainly(page: Page, widget_site: WidgetSite) -> None:
     widget_site.scripts["Anyone?"] = [Reply(503, b'{"error":{"code":"ASK_INTERNAL"}}')]
     boot(page, widget_site)
