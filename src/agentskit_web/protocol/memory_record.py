@@ -85,9 +85,16 @@ def freeze_json(value: Any) -> Any:
 
 def _plain_scalar(value: Any) -> Any:
     """A host subclass of str/int/float becomes the plain value, so no host method rides along."""
-    for plain in (bool, str, int, float):
-        if isinstance(value, plain):
-            return value if type(value) is plain else plain.__new__(plain, value)
+    # The base classes' own slots copy a subclass instance into the exact type without calling
+    # anything the subclass overrides (bool cannot be subclassed).
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
     return value
 
 
