@@ -33,7 +33,7 @@ CASE_COUNTS = {
     "hostile_render.json": 64,
     "knowledge.json": 35,
     "knowledge_key.json": 23,
-    "legacy_memory.json": 34,
+    "legacy_memory.json": 36,
     "memory_record.json": 55,
     "session.json": 53,
     "site_config.json": 42,
