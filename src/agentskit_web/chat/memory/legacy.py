@@ -27,6 +27,7 @@ A value that is not an array, or an array that yields no message although it
 is not empty, is unmigratable: the memory removes it and tries the next key.
 """
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -152,10 +153,8 @@ def _would_not_read_as_text(text: str) -> bool:
 def _plain_text_content(text: str) -> str:
     """A stored plain string as ordered text records (as many as fit the content bound)."""
     content = _BoundedContent()
-    try:
+    with contextlib.suppress(_ContentBoundReached):
         content.add_text(text)
-    except _ContentBoundReached:
-        pass
     return content.text()
 
 
