@@ -278,5 +278,9 @@ input:focus-visible, select:focus-visible {
 @media (prefers-reduced-motion: reduce) {
   .ak-assistant[data-status="streaming"] .ak-segment:last-child .ak-tail::after { animation: none; }
 }
+/* ---- issue 14 (hardening): begin ---- */
+.ak-message-notfound { margin: 0.2rem 0; color: var(--_fg); }
+.ak-retry-answer:disabled { opacity: 0.6; cursor: not-allowed; }
+/* ---- issue 14 (hardening): end ---- */
 """
 )
