@@ -55,13 +55,14 @@ def test_boots_to_ready_with_the_widget_and_says_when_no_backend_answers(
     assert page.evaluate("performance.getEntriesByName('agentskit:ready').length") == 1
     assert page.locator("agentskit-ask [role=log]").count() == 1
 
-    # The static server has no Ask backend: the answer fails in place, with a retry.
+    # The static server has no Ask backend: the answer fails in place.
     page.locator("agentskit-ask .ak-input").fill("Is anyone there?")
     page.locator("agentskit-ask .ak-send").click()
     error = page.locator("agentskit-ask .ak-message-error")
     error.wait_for()
     assert "Ask request failed (405)." in error.inner_text()  # a static site allows GET only
-    assert page.locator("agentskit-ask .ak-retry-answer").is_visible()
+    # 405 will not change on a second try: no Retry is offered (issue 14, item 9).
+    assert page.locator("agentskit-ask .ak-retry-answer").count() == 0
     assert "Is anyone there?" in page.locator("agentskit-ask .ak-user").inner_text()
 
 
