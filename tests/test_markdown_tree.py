@@ -235,3 +235,17 @@ def test_nested_containers_never_lose_text(lines: list[tuple[list[str], str]]) -
     text = text_of(render(source))
     for _prefix, word in lines:
         assert word in text
+
+
+def test_code_blocks_show_bidi_and_invisible_characters_with_a_warning() -> None:
+    from agentskit_web.chat.view.markdown_tree import INVISIBLE_IN_CODE, markdown_to_tree
+    from agentskit_web.chat.view.tree import element, text_of
+
+    for code_point in sorted(INVISIBLE_IN_CODE):
+        source = f"```\nok{chr(code_point)}ok\n```\n"
+        shown = text_of(element("div", None, markdown_to_tree(source)))
+        assert f"ok<U+{code_point:04X}>ok" in shown
+        assert chr(code_point) not in shown
+        assert "1 invisible or direction-changing character" in shown
+    plain = text_of(element("div", None, markdown_to_tree("```\nplain\n```\n")))
+    assert "invisible" not in plain

@@ -70,3 +70,31 @@ def test_suggestions_are_bounded_to_eight_and_deduplicated() -> None:
 def test_key_lists() -> None:
     assert keys_from_attribute(None) == ()
     assert keys_from_attribute("a,b  c,,a") == ("a", "b", "c")
+
+
+def test_images_prefix_is_an_absolute_folder_path_or_nothing() -> None:
+    from agentskit_web.chat.widget_config import IMAGE_PREFIX_MAX_CHARS
+
+    def read(value: str) -> str | None:
+        return config_from_attributes({"images": value}).image_prefix
+
+    assert config_from_attributes({}).image_prefix is None
+    assert read(" /assets/ ") == "/assets/"
+    assert read("/docs/img/") == "/docs/img/"
+    for unsafe in (
+        "/",
+        "assets/",
+        "/assets",
+        "//evil.example/",
+        "/../",
+        "/a/../",
+        "/%2e%2e/",
+        "/a?b/",
+        "https://x/a/",
+        "/a b/",
+        "/./",
+    ):
+        assert read(unsafe) is None, unsafe
+    at_limit = "/" + "a" * (IMAGE_PREFIX_MAX_CHARS - 2) + "/"
+    assert read(at_limit) == at_limit
+    assert read("/" + "a" * (IMAGE_PREFIX_MAX_CHARS - 1) + "/") is None

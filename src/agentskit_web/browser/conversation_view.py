@@ -79,7 +79,8 @@ class _MessageElement:
         self.view = view
         self.message_id = message.id
         make = view.make
-        self.element = make("article", {"class": f"ak-message ak-{message.role}"})
+        # dir=auto + unicode-bidi: isolate (CSS): one message's direction never leaks into the next.
+        self.element = make("article", {"class": f"ak-message ak-{message.role}", "dir": "auto"})
         self.element.setAttribute("data-message-id", message.id)
         label = UI_TEXT["you"] if message.role == "user" else UI_TEXT["assistant"]
         self.element.appendChild(make("p", {"class": "ak-visually-hidden"}, label))

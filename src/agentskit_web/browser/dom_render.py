@@ -42,10 +42,13 @@ UrlConstructor = Callable[[str, str], Any]
 class UrlPolicy:
     """Re-checks view-tree URLs with the browser's URL parser against the page address."""
 
-    def __init__(self, make_url: UrlConstructor, page_href: str) -> None:
+    def __init__(
+        self, make_url: UrlConstructor, page_href: str, image_prefix: str | None = None
+    ) -> None:
         self._make_url = make_url
         self._base = page_href
         self.origin = self._origin(page_href)
+        self.image_prefix = image_prefix
 
     def _parse(self, value: str) -> Any:
         try:
@@ -67,9 +70,19 @@ class UrlPolicy:
         return str(url.href)
 
     def image(self, value: str) -> str | None:
-        """The normalised URL of an image that may load (same origin, http(s)), else None."""
+        """The normalised URL of an image that may load, else None (it is shown as a link).
+
+        An image loads by itself, with the reader's cookies, so an answer must not choose
+        what it fetches: only same-origin http(s) images whose normalised path lies under
+        the site's `images` prefix load; with no prefix, none does.
+        """
+        if self.image_prefix is None:
+            return None
+        url = self._parse(value)
         href = self.link(value)
-        if href is None or self._origin(href) != self.origin:
+        if url is None or href is None or self._origin(href) != self.origin:
+            return None
+        if not str(url.pathname).startswith(self.image_prefix) or str(url.search):
             return None
         return href
 

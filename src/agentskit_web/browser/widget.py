@@ -130,7 +130,7 @@ class AskWidget:
             existing if present(existing) else host.attachShadow(_js_object({"mode": "open"}))
         )
         self._build()
-        policy = UrlPolicy(self.page.URL.new, str(self.page.location.href))
+        policy = UrlPolicy(self.page.URL.new, str(self.page.location.href), config.image_prefix)
         self.builder = DomBuilder(self.document, policy)
         self.conversation = Conversation(
             definition, knowledge=knowledge, online=lambda: bool(self.page.navigator.onLine)

@@ -281,6 +281,16 @@ input:focus-visible, select:focus-visible {
 /* ---- issue 14 (hardening): begin ---- */
 .ak-message-notfound { margin: 0.2rem 0; color: var(--_fg); }
 .ak-retry-answer:disabled { opacity: 0.6; cursor: not-allowed; }
+.ak-message { unicode-bidi: isolate; }
+.ak-invisible {
+  padding: 0 0.15em;
+  border: 1px dashed currentColor;
+  border-radius: 0.2em;
+  color: inherit;
+  font-style: italic;
+  font-size: 0.85em;
+}
+.ak-invisible-warning { margin: 0 0 0.3rem; color: var(--_muted); font-size: 0.85rem; }
 /* ---- issue 14 (hardening): end ---- */
 """
 )

@@ -14,12 +14,14 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | `suggestions` | starter questions: a JSON array of strings, or `|`-separated | none |
 | `heading`, `placeholder`, `disclaimer` | UI text | see below |
 | `knowledge` | same-origin URL of a local knowledge artifact (FAQ) | none |
+| `images` | path prefix (`/assets/`) under which answer images may load | none: links |
 
 Everything here is pure and bounded: at most 8 suggestions of at most 256
 chars, blank ones dropped; an invalid value falls back to its default, so an
 attribute typo never stops the widget from booting.
 """
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -38,6 +40,10 @@ DEFAULT_HEADING: Final = "Ask the docs"
 DEFAULT_PLACEHOLDER: Final = "Ask a question about these docs"
 DEFAULT_DISCLAIMER: Final = "Answers are generated from this site's pages and may be incomplete."
 SUGGESTION_MAX_CHARS: Final = 256
+# `images`: an absolute path prefix ending in "/", of plain path characters (no "..", no "%",
+# no query): anything else means no images load, and answer images are shown as links.
+IMAGE_PREFIX_MAX_CHARS: Final = 256
+IMAGE_PREFIX_PATTERN: Final = re.compile(r"/(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*/)*")
 TEXT_MAX_CHARS: Final = 512
 _THEMES: Final = ("light", "dark", "auto")
 _STORAGES: Final = ("local", "session", "none")
@@ -60,6 +66,7 @@ class WidgetConfig:
     placeholder: str = DEFAULT_PLACEHOLDER
     disclaimer: str = DEFAULT_DISCLAIMER
     knowledge_url: str | None = None
+    image_prefix: str | None = None
 
 
 def suggestions_from_attribute(value: object) -> tuple[str, ...]:
@@ -102,6 +109,16 @@ def _text(value: str | None, default: str) -> str:
     return js_slice(js_trim(value), TEXT_MAX_CHARS)
 
 
+def image_prefix_from_attribute(value: str | None) -> str | None:
+    """The `images` path prefix, or None (images as links) for a missing or unsafe value."""
+    prefix = _optional(value)
+    if prefix is None or len(prefix) > IMAGE_PREFIX_MAX_CHARS:
+        return None
+    if not IMAGE_PREFIX_PATTERN.fullmatch(prefix) or prefix == "/":  # "/" would be all
+        return None
+    return prefix
+
+
 def _optional(value: str | None) -> str | None:
     return None if value is None or js_is_blank(value) else js_trim(value)
 
@@ -133,4 +150,5 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         placeholder=_text(attribute("placeholder"), DEFAULT_PLACEHOLDER),
         disclaimer=_text(attribute("disclaimer"), DEFAULT_DISCLAIMER),
         knowledge_url=_optional(attribute("knowledge")),
+        image_prefix=image_prefix_from_attribute(attribute("images")),
     )
