@@ -308,3 +308,23 @@ def test_reset_rebuilds_and_scroll_follows_only_near_the_bottom() -> None:
     view.on_scroll()
     asyncio.run(conversation.new_conversation())
     assert log.children == [] and view.follow
+
+
+def test_a_markdown_image_becomes_an_img_only_under_the_prefix() -> None:
+    from agentskit_web.chat.view.markdown_tree import markdown_to_tree
+
+    tree = element("div", None, markdown_to_tree("![d](/assets/d.png) ![x](/logout) ![r](a/b.png)"))
+    allowed = DomBuilder(FakeDocument(), UrlPolicy(make_url, PAGE, "/assets/")).build(tree)
+    images = [node for node in allowed.walk() if node.tag == "img"]
+    assert [image.attributes for image in images] == [
+        {"src": "http://127.0.0.1:8000/assets/d.png", "alt": "d"}
+    ]
+    assert [link.attributes["href"] for link in anchors(allowed)] == [
+        "http://127.0.0.1:8000/logout"
+    ]
+    by_default = builder().build(tree)
+    assert not [node for node in by_default.walk() if node.tag == "img"]
+    relative = DomBuilder(FakeDocument(), UrlPolicy(make_url, PAGE, "/docs/a/")).build(tree)
+    assert [n.attributes["src"] for n in relative.walk() if n.tag == "img"] == [
+        "http://127.0.0.1:8000/docs/a/b.png"
+    ]

@@ -93,9 +93,16 @@ def test_link_title_kept() -> None:
     assert isinstance(link, Node) and link.attr("title") == "The title"
 
 
-def test_images_only_load_from_the_same_origin() -> None:
+def test_same_origin_images_are_links_the_page_may_upgrade() -> None:
+    # No <img> in the tree: the page loads an image only under the site's `images` prefix.
     root = render("![local](img/a.png) ![root](/static/b.png)")
-    assert images_of(root) == ["img/a.png", "/static/b.png"]
+    assert images_of(root) == []
+    assert links_of(root) == ["/static/b.png"]
+    [paragraph] = markdown_to_tree("![local](img/a.png)")
+    assert isinstance(paragraph, Node)
+    [holder] = paragraph.children
+    assert isinstance(holder, Node) and holder.tag == "span"
+    assert holder.attr("data-source") == "img/a.png" and holder.children == ("local",)
 
 
 def test_remote_image_becomes_a_link() -> None:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 IMAGE_PLACEHOLDER: Final = "[image]"
 COPY_CODE_LABEL: Final = "Copy code"
+IMAGE_LINK_CLASS: Final = "ak-image-link"
 _LANGUAGE_CHARS: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-_.#"
 )
@@ -242,12 +243,16 @@ def _image(token: "Token") -> Child:
     alt = token.content or ""
     title = token.attrs.get("title")
     if isinstance(src, str) and is_relative_image(src):
-        attrs = {"src": src, "alt": alt}
+        # Never an <img> from here: an image loads by itself, with the reader's cookies. It is
+        # a link (a path-relative source: its text, the source kept in data-source) that the
+        # page turns into an image only under the site's `images` prefix (browser/dom_render).
+        attrs = {"href": src} if is_safe_link(src) else {"data-source": src}
         if isinstance(title, str) and title:
             attrs["title"] = title
-        return element("img", attrs)
+        tag = "a" if "href" in attrs else "span"
+        return element(tag, {**attrs, "class": IMAGE_LINK_CLASS}, (alt or src,))
     if isinstance(src, str) and is_safe_link(src) and not src.startswith(("/", "#")):
-        return element("a", {"href": src, "class": "ak-image-link"}, (alt or src,))
+        return element("a", {"href": src, "class": IMAGE_LINK_CLASS}, (alt or src,))
     return alt or IMAGE_PLACEHOLDER
 
 
