@@ -11,7 +11,11 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium clean
+.PHONY: demo test unit e2e lint typecheck bench site chromium clean fuzz fuzz-quick
+FUZZ_STAMP := $(VENV)/.fuzz-installed
+# Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
+FUZZ_RUNS ?= 1000000
+FUZZ_QUICK_RUNS ?= 2000
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,9 +38,13 @@ chromium:
 site: $(STAMP) $(NODE_STAMP)
 	$(PY) -m agentskit_web.cli build
 
+$(FUZZ_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[fuzz]'
+	touch $(FUZZ_STAMP)
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests e2e
-	$(VENV)/bin/ruff format --check src tests e2e
+	$(VENV)/bin/ruff check src tests e2e fuzz
+	$(VENV)/bin/ruff format --check src tests e2e fuzz
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
@@ -47,7 +55,14 @@ unit: $(STAMP) $(NODE_STAMP)
 e2e: $(STAMP) chromium site
 	$(VENV)/bin/pytest e2e
 
-test: lint typecheck unit e2e
+# Every decoder and the markdown-to-view path under atheris; failing inputs land in fixtures/fuzz/.
+fuzz: $(FUZZ_STAMP)
+	$(PY) -m fuzz --runs $(FUZZ_RUNS)
+
+fuzz-quick: $(FUZZ_STAMP)
+	$(PY) -m fuzz --runs $(FUZZ_QUICK_RUNS)
+
+test: lint typecheck unit fuzz-quick e2e
 
 # The docs site and the Ask backend on one origin, http://127.0.0.1:$(DEMO_PORT) (Ctrl-C stops it).
 demo: site

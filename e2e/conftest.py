@@ -2,12 +2,15 @@
 
 Every page a test opens is watched: a request to any origin other than the test
 server fails the test (and is aborted, so nothing leaves the machine), and so
-does any uncaught page error or console error, unless the test is marked
-`console_errors_expected` (the boot-failure test provokes them on purpose).
+does any uncaught page error or console error. A test that provokes one on
+purpose marks it `console_error_expected(pattern)`: lines matching the pattern
+are allowed (and at least one must appear), every other error still fails.
+Pages' WebSockets and service workers are recorded too: the product opens none.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,6 +58,7 @@ def context(
 ) -> Iterator[BrowserContext]:
     ctx = browser.new_context()
     ctx.on("request", watch.on_request)
+    ctx.on("serviceworker", watch.on_service_worker)
     # Off-origin requests are recorded above and aborted here: nothing leaves the box.
     ctx.route(lambda url: not watch.same_origin(url), lambda route: route.abort())
     try:
@@ -62,8 +66,14 @@ def context(
     finally:
         ctx.close()
     assert not watch.off_origin, f"requests to other origins: {watch.off_origin}"
-    if request.node.get_closest_marker("console_errors_expected") is None:
-        assert not watch.errors, "\n".join(watch.errors)
+    assert not watch.sockets, f"WebSockets opened: {watch.sockets}"
+    assert not watch.service_workers, f"service workers started: {watch.service_workers}"
+    marker = request.node.get_closest_marker("console_error_expected")
+    expected = re.compile(marker.args[0]) if marker is not None else None
+    unexpected = [line for line in watch.errors if expected is None or not expected.search(line)]
+    assert not unexpected, "\n".join(unexpected)
+    if expected is not None:
+        assert any(expected.search(line) for line in watch.errors), "the expected error never came"
 
 
 @pytest.fixture
@@ -71,4 +81,5 @@ def page(context: BrowserContext, watch: Watch) -> Page:
     opened = context.new_page()
     opened.on("console", watch.on_console)
     opened.on("pageerror", watch.on_page_error)
+    opened.on("websocket", watch.on_websocket)
     return opened

@@ -32,6 +32,8 @@ class Watch:
     requests: list[str] = field(default_factory=list)
     off_origin: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    sockets: list[str] = field(default_factory=list)
+    service_workers: list[str] = field(default_factory=list)
 
     def same_origin(self, url: str) -> bool:
         parts = urlsplit(url)
@@ -43,6 +45,14 @@ class Watch:
         self.requests.append(request.url)
         if not self.same_origin(request.url):
             self.off_origin.append(request.url)
+
+    def on_websocket(self, socket: Any) -> None:
+        """Any WebSocket counts: page.route and the request event never see one."""
+        self.sockets.append(socket.url)
+
+    def on_service_worker(self, worker: Any) -> None:
+        """A service worker could fetch unseen by the page's own routes: none may start."""
+        self.service_workers.append(worker.url)
 
     def on_console(self, message: Any) -> None:
         if message.type == "error":

@@ -46,7 +46,8 @@ def test_a_page_view_loads_only_the_loader_until_a_reader_shows_intent(
     assert scan_for_cdn(site.root) == []
 
 
-@pytest.mark.console_errors_expected  # the kept question meets a static server: 405
+# The kept question meets a static server, which refuses the POST.
+@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 405 \(Method Not")
 def test_a_question_asked_while_booting_is_kept_and_sent_when_ready(
     page: Page, site: StaticSite
 ) -> None:
@@ -88,7 +89,8 @@ def test_a_question_asked_while_booting_is_kept_and_sent_when_ready(
     assert page.locator("agentskit-ask .ak-input").input_value() == ""
 
 
-@pytest.mark.console_errors_expected  # Chromium logs the failed request (405) to the console
+# Chromium logs the static server's refusal of the Ask POST to the console.
+@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 405 \(Method Not")
 def test_boots_to_ready_and_says_when_no_backend_answers(page: Page, site: StaticSite) -> None:
     page.goto(site.url + "/")
     wait_for_state(page, "ready")
@@ -99,16 +101,18 @@ def test_boots_to_ready_and_says_when_no_backend_answers(page: Page, site: Stati
     assert page.evaluate("performance.getEntriesByName('agentskit:ready').length") == 1
     assert page.locator("agentskit-ask [role=log]").count() == 1
 
-    # The static server has no Ask backend: the answer fails in place, with a retry.
+    # The static server has no Ask backend: the answer fails in place.
     page.locator("agentskit-ask .ak-input").fill("Is anyone there?")
     page.locator("agentskit-ask .ak-send").click()
     error = page.locator("agentskit-ask .ak-message-error")
     error.wait_for()
     assert "Ask request failed (405)." in error.inner_text()  # a static site allows GET only
-    assert page.locator("agentskit-ask .ak-retry-answer").is_visible()
+    # 405 will not change on a second try: no Retry is offered (issue 14, item 9).
+    assert page.locator("agentskit-ask .ak-retry-answer").count() == 0
 
 
-@pytest.mark.console_errors_expected
+# The withheld wheel: Chromium's 404, then the loader's own report of it in the box.
+@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 404 \(Not Found\)")
 def test_a_missing_runtime_file_names_its_url_and_retry_works(
     page: Page, site: StaticSite, watch: Watch
 ) -> None:

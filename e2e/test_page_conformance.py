@@ -2,9 +2,9 @@
 
 Both sides use the same runner (agentskit_web.browser.bootstrap.run_corpus over
 agentskit_web.protocol.conformance) on the same files (dist/fixtures/), in the
-same test run. Protocol modules still being written may fail some files on
-CPython too; what must hold is: the same set of files, and zero in-page failures
-(with the same pass count) for every file that fully passes on CPython.
+same test run. What must hold: the same set of files as fixtures/ holds, no
+file that fails to run and no failing case on CPython, and in the page exactly
+the same counts for every file.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from playwright.sync_api import Page
 
 from agentskit_web.browser.bootstrap import run_corpus
 from agentskit_web.server.static import StaticSite
-from e2e_support import BOOT_TIMEOUT_MS, save_artifact, wait_for_state
+from e2e_support import BOOT_TIMEOUT_MS, ROOT, save_artifact, wait_for_state
 
 
 def cpython_counts(fixtures: Path) -> dict[str, dict[str, Any]]:
@@ -58,15 +58,10 @@ def test_fixture_corpus_runs_unchanged_inside_pyodide(
             f" pyodide {browser[name]['passed']} passed / {browser[name]['failed']} failed"
             f" (errors: {counts.get('error')} / {browser[name].get('error')})"
         )
-    regressions = {
-        name: browser[name]
-        for name, counts in host.items()
-        if counts.get("error") is None
-        and counts["failed"] == 0
-        and (
-            browser[name].get("error") is not None
-            or browser[name]["failed"] != 0
-            or browser[name]["passed"] != counts["passed"]
-        )
-    }
-    assert not regressions, f"files passing on CPython but not in the page: {regressions}"
+    on_disk = sorted(path.name for path in (ROOT / "fixtures").glob("*.json"))
+    assert sorted(host) == on_disk, "dist/fixtures is not the whole of fixtures/"
+    failing = {n: c for n, c in host.items() if c.get("error") is not None or c["failed"]}
+    assert not failing, f"CPython fails fixture cases: {failing}"
+    assert all(counts["passed"] > 0 for counts in host.values())
+    differing = {name: (host[name], browser[name]) for name in host if browser[name] != host[name]}
+    assert not differing, f"the page disagrees with CPython: {differing}"

@@ -198,6 +198,8 @@ class FakeUrl:
             f"{parts.scheme}://{host}{port}" if parts.scheme in ("http", "https") else "null"
         )
         self.href = joined
+        self.pathname = parts.path or "/"
+        self.search = f"?{parts.query}" if parts.query else ""
 
 
 def make_url(value: str, base: str) -> FakeUrl:

@@ -181,3 +181,30 @@ def test_bench_runs_against_a_real_process() -> None:
     assert loaded.qps > 0 and lone.stat("ttfb_ms", 0.5) <= lone.stat("done_ms", 0.5)
     table = format_table(result)
     assert "TTFB p50" in table and "3 clients" in table and "failed: 0" in table
+
+
+def test_bench_ttfb_is_taken_at_the_headers_not_at_the_first_body_chunk() -> None:
+    import asyncio
+
+    import httpx
+
+    from agentskit_web.bench.backend import Timing, _one
+
+    body_delay = 0.4
+
+    class LateBody(httpx.AsyncByteStream):
+        async def __aiter__(self):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(body_delay)
+            yield b'{"type":"done"}\n'
+
+    def handler(_request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, stream=LateBody())
+
+    async def ask() -> Timing:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            return await _one(client, "http://bench.invalid/api/ask", "q")
+
+    timing = asyncio.run(ask())
+    assert timing.ok
+    assert timing.ttfb_ms < body_delay * 1000 / 2
+    assert timing.done_ms >= body_delay * 1000

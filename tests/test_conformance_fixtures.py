@@ -21,8 +21,44 @@ CASES = [
 ]
 
 
-def test_fixture_files_exist() -> None:
-    assert FILES, "no conformance fixtures found"
+# Pinned so that deleting a case (or a whole file) fails a test; adding one updates the pin.
+CASE_COUNTS = {
+    "answer_envelope.json": 41,
+    "ask_events_buffer.json": 38,
+    "ask_events_stream.json": 25,
+    "ask_projection.json": 43,
+    "ask_request.json": 32,
+    "component_frame.json": 59,
+    "component_resolve.json": 54,
+    "content.json": 65,
+    "content_encode.json": 34,
+    "hostile_render.json": 64,
+    "knowledge.json": 35,
+    "knowledge_key.json": 23,
+    "legacy_memory.json": 36,
+    "memory_record.json": 55,
+    "session.json": 53,
+    "site_config.json": 42,
+    "turn.json": 60,
+    "turn_cursor.json": 14,
+    "turn_encode.json": 20,
+}
+
+
+def test_every_fixture_file_holds_its_pinned_number_of_uniquely_named_cases() -> None:
+    counts = {}
+    for path in FILES:
+        names = [case["name"] for case in json.loads(path.read_text(encoding="utf-8"))["cases"]]
+        assert len(set(names)) == len(names), f"{path.name} repeats a case name"
+        counts[path.name] = len(names)
+    assert counts == CASE_COUNTS
+
+
+def test_a_case_naming_only_some_keys_of_the_outcome_does_not_pass() -> None:
+    outcome = {"ok": True, "value": {"a": 1}}
+    assert outcome_matches({"ok": True, "value": {"a": 1}}, outcome)
+    assert not outcome_matches({"ok": True}, outcome)
+    assert not outcome_matches({"ok": True, "value": {"a": 1}, "extra": None}, outcome)
 
 
 @pytest.mark.parametrize(("file_name", "case"), CASES)

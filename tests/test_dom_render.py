@@ -57,8 +57,15 @@ def test_policy_refuses_what_the_browser_parses_as_unsafe() -> None:
     assert policy.link("https://user:pw@example.com/") is None
     assert policy.link("data:text/html,x") is None
     assert policy.link("https://example.com/a") == "https://example.com/a"
-    assert policy.image("/img.png") == "http://127.0.0.1:8000/img.png"
-    assert policy.image("https://evil.example/p.png") is None
+    assert policy.image("/img.png") is None, "no `images` prefix: no image loads"
+    allowed = UrlPolicy(make_url, PAGE, "/assets/")
+    assert allowed.image("/assets/img.png") == "http://127.0.0.1:8000/assets/img.png"
+    assert allowed.image("../assets/a/b.png") == "http://127.0.0.1:8000/assets/a/b.png"
+    assert allowed.image("/logout") is None
+    assert allowed.image("/assets/../logout") is None
+    assert allowed.image("/assets/a.png?next=/logout") is None
+    assert allowed.image("/assetsX/a.png") is None
+    assert allowed.image("https://evil.example/assets/p.png") is None
 
 
 def test_a_link_the_browser_refuses_becomes_plain_text() -> None:
@@ -71,10 +78,18 @@ def test_a_link_the_browser_refuses_becomes_plain_text() -> None:
     assert anchors(root) == [] and root.textContent == "label"
 
 
-def test_images_load_only_from_the_page_origin() -> None:
-    root = builder().build(element("p", None, (element("img", {"src": "img/a.png", "alt": "A"}),)))
+def test_images_load_only_under_the_site_prefix() -> None:
+    allowed = DomBuilder(FakeDocument(), UrlPolicy(make_url, PAGE, "/docs/img/"))
+    root = allowed.build(element("p", None, (element("img", {"src": "img/a.png", "alt": "A"}),)))
     [image] = [node for node in root.walk() if node.tag == "img"]
     assert image.attributes == {"alt": "A", "src": "http://127.0.0.1:8000/docs/img/a.png"}
+
+
+def test_by_default_an_answer_image_is_a_link_that_fetches_nothing() -> None:
+    root = builder().build(element("p", None, (element("img", {"src": "/logout", "alt": "x"}),)))
+    assert not [node for node in root.walk() if node.tag == "img"]
+    [link] = anchors(root)
+    assert link.attributes["href"] == "http://127.0.0.1:8000/logout" and link.textContent == "x"
 
 
 def test_an_image_that_leaves_the_origin_becomes_a_link() -> None:
@@ -293,3 +308,23 @@ def test_reset_rebuilds_and_scroll_follows_only_near_the_bottom() -> None:
     view.on_scroll()
     asyncio.run(conversation.new_conversation())
     assert log.children == [] and view.follow
+
+
+def test_a_markdown_image_becomes_an_img_only_under_the_prefix() -> None:
+    from agentskit_web.chat.view.markdown_tree import markdown_to_tree
+
+    tree = element("div", None, markdown_to_tree("![d](/assets/d.png) ![x](/logout) ![r](a/b.png)"))
+    allowed = DomBuilder(FakeDocument(), UrlPolicy(make_url, PAGE, "/assets/")).build(tree)
+    images = [node for node in allowed.walk() if node.tag == "img"]
+    assert [image.attributes for image in images] == [
+        {"src": "http://127.0.0.1:8000/assets/d.png", "alt": "d"}
+    ]
+    assert [link.attributes["href"] for link in anchors(allowed)] == [
+        "http://127.0.0.1:8000/logout"
+    ]
+    by_default = builder().build(tree)
+    assert not [node for node in by_default.walk() if node.tag == "img"]
+    relative = DomBuilder(FakeDocument(), UrlPolicy(make_url, PAGE, "/docs/a/")).build(tree)
+    assert [n.attributes["src"] for n in relative.walk() if n.tag == "img"] == [
+        "http://127.0.0.1:8000/docs/a/b.png"
+    ]

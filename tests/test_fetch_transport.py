@@ -162,7 +162,7 @@ def test_cancel_aborts_and_cancels_the_reader_once(fake_page: Any) -> None:
     response = asyncio.run(scenario())
     assert js.controllers[0].aborted == 1
     assert reader.cancelled == 1
-    assert response.headers == {"content-type": ""}
+    assert response.headers == {"content-type": "", "retry-after": ""}
 
 
 def test_null_body_is_empty(fake_page: Any) -> None:

@@ -360,3 +360,46 @@ def test_unreadable_storage_gives_an_empty_conversation() -> None:
     assert create_ask_session_memory(KEY, [LEGACY], storage).load_now() == []
     with pytest.raises(StorageSecurityError):
         storage.get_item(LEGACY)
+
+
+SIGN_IN_FRAME = {
+    "protocol": "agentskit.chat.component",
+    "version": 1,
+    "type": "render",
+    "componentKey": "form",
+    "instanceId": "sign-in",
+    "props": {
+        "title": "Sign in",
+        "fields": [{"name": "password", "label": "Password", "type": "password"}],
+        "submitLabel": "Sign in",
+    },
+    "fallback": {"kind": "form", "summary": "Sign in"},
+}
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        json.dumps(SIGN_IN_FRAME),
+        "  \n" + json.dumps(SIGN_IN_FRAME, indent=2),
+        ASSISTANT_CONTENT_PREFIX + json.dumps({"kind": "component", "frame": SIGN_IN_FRAME}) + "\n",
+    ],
+)
+@pytest.mark.parametrize("field", ["content", "text"])
+def test_a_migrated_legacy_string_is_never_a_live_component(stored: str, field: str) -> None:
+    from agentskit_web.chat.message import ChatMessage, message_parts
+    from agentskit_web.chat.view.render_plan import render_whole
+    from agentskit_web.chat.view.tree import element, text_of, walk
+
+    [migrated] = migrate_legacy_messages([{"role": "assistant", field: stored}]) or []
+    message = ChatMessage("m", "assistant", migrated["content"], "complete", migrated["createdAt"])
+    parts = message_parts(message)
+    assert [part["kind"] for part in parts] == ["text"]
+    assert parts[0]["text"] == stored
+    root = element("div", None, render_whole(parts))
+    tags = {item.tag for _event, item in walk(root) if not isinstance(item, str)}
+    assert not tags & {"form", "input", "button", "fieldset"}, tags
+    assert "Sign in" in text_of(root)
+    # Without the migration rule the same string is a live sign-in form: the test can fail.
+    raw = ChatMessage("m", "assistant", stored, "complete", migrated["createdAt"])
+    assert "text" not in [part["kind"] for part in message_parts(raw)]

@@ -93,9 +93,16 @@ def test_link_title_kept() -> None:
     assert isinstance(link, Node) and link.attr("title") == "The title"
 
 
-def test_images_only_load_from_the_same_origin() -> None:
+def test_same_origin_images_are_links_the_page_may_upgrade() -> None:
+    # No <img> in the tree: the page loads an image only under the site's `images` prefix.
     root = render("![local](img/a.png) ![root](/static/b.png)")
-    assert images_of(root) == ["img/a.png", "/static/b.png"]
+    assert images_of(root) == []
+    assert links_of(root) == ["/static/b.png"]
+    [paragraph] = markdown_to_tree("![local](img/a.png)")
+    assert isinstance(paragraph, Node)
+    [holder] = paragraph.children
+    assert isinstance(holder, Node) and holder.tag == "span"
+    assert holder.attr("data-source") == "img/a.png" and holder.children == ("local",)
 
 
 def test_remote_image_becomes_a_link() -> None:
@@ -235,3 +242,17 @@ def test_nested_containers_never_lose_text(lines: list[tuple[list[str], str]]) -
     text = text_of(render(source))
     for _prefix, word in lines:
         assert word in text
+
+
+def test_code_blocks_show_bidi_and_invisible_characters_with_a_warning() -> None:
+    from agentskit_web.chat.view.markdown_tree import INVISIBLE_IN_CODE, markdown_to_tree
+    from agentskit_web.chat.view.tree import element, text_of
+
+    for code_point in sorted(INVISIBLE_IN_CODE):
+        source = f"```\nok{chr(code_point)}ok\n```\n"
+        shown = text_of(element("div", None, markdown_to_tree(source)))
+        assert f"ok<U+{code_point:04X}>ok" in shown
+        assert chr(code_point) not in shown
+        assert "1 invisible or direction-changing character" in shown
+    plain = text_of(element("div", None, markdown_to_tree("```\nplain\n```\n")))
+    assert "invisible" not in plain

@@ -118,3 +118,31 @@ def test_an_explicit_heading_attribute_wins_over_strings() -> None:
 )
 def test_layout(value: str, layout: str) -> None:
     assert config_from_attributes({"layout": value}).layout == layout
+
+
+def test_images_prefix_is_an_absolute_folder_path_or_nothing() -> None:
+    from agentskit_web.chat.widget_config import IMAGE_PREFIX_MAX_CHARS
+
+    def read(value: str) -> str | None:
+        return config_from_attributes({"images": value}).image_prefix
+
+    assert config_from_attributes({}).image_prefix is None
+    assert read(" /assets/ ") == "/assets/"
+    assert read("/docs/img/") == "/docs/img/"
+    for unsafe in (
+        "/",
+        "assets/",
+        "/assets",
+        "//evil.example/",
+        "/../",
+        "/a/../",
+        "/%2e%2e/",
+        "/a?b/",
+        "https://x/a/",
+        "/a b/",
+        "/./",
+    ):
+        assert read(unsafe) is None, unsafe
+    at_limit = "/" + "a" * (IMAGE_PREFIX_MAX_CHARS - 2) + "/"
+    assert read(at_limit) == at_limit
+    assert read("/" + "a" * (IMAGE_PREFIX_MAX_CHARS - 1) + "/") is None

@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .page.figures import per_second, ratio, shown
+
 IN_PAGE_ASK = """
 import json
 from agentskit_web.bench.page.ask_stream import run_ask_bench
@@ -37,7 +39,7 @@ def _best_seconds(work: Callable[[], object], repeats: int = REPEATS) -> float:
         gc.collect()
         start = time.perf_counter()
         work()
-        runs.append(max(time.perf_counter() - start, 1e-9))
+        runs.append(time.perf_counter() - start)
     return min(runs)
 
 
@@ -89,11 +91,15 @@ def run_protocol_bench() -> dict[str, Any]:
         ours, theirs = _best_seconds(mine), _best_seconds(peer)
         rows[name] = {
             "bytes": size,
-            "mbPerSecond": size / ours / 1e6,
-            "peerMbPerSecond": size / theirs / 1e6,
-            "ratio": theirs / ours,
+            "mbPerSecond": _megabytes(per_second(size, ours)),
+            "peerMbPerSecond": _megabytes(per_second(size, theirs)),
+            "ratio": ratio(theirs, ours),
         }
     return {"records": len(parts), "events": len(events), "rows": rows}
+
+
+def _megabytes(rate: float | None) -> float | None:
+    return None if rate is None else rate / 1e6
 
 
 def format_protocol(result: dict[str, Any]) -> str:
@@ -104,8 +110,8 @@ def format_protocol(result: dict[str, Any]) -> str:
     ]
     for name, row in result["rows"].items():
         lines.append(
-            f"  {name:<42}{row['mbPerSecond']:>10.1f}{row['peerMbPerSecond']:>11.1f}"
-            f"{row['ratio']:>11.2f}"
+            f"  {name:<42}{shown(row['mbPerSecond'], '>10.1f')}"
+            f"{shown(row['peerMbPerSecond'], '>11.1f')}{shown(row['ratio'], '>11.2f')}"
         )
     lines.append(
         "  peer: split on newlines + json.loads/json.dumps - no bounds, no schema, no chunk"
@@ -125,12 +131,17 @@ def run_ask_in_page(session: Any) -> dict[str, Any]:
 def format_ask(page: dict[str, Any], host: dict[str, Any]) -> str:
     mine, peer = page["throughput"], host["throughput"]
     flat = page["flatness"]
+    versus = (
+        None
+        if mine["mbPerSecond"] is None or peer["mbPerSecond"] is None
+        else ratio(mine["mbPerSecond"], peer["mbPerSecond"])
+    )
     lines = [
         "ask: the adapter's body path (decode + project + encode) over a recorded"
         f" {mine['bytes']:,}-byte answer in {mine['chunks']} chunks",
-        f"  Pyodide in Chromium   {mine['mbPerSecond']:.2f} MB/s",
-        f"  CPython (same run)    {peer['mbPerSecond']:.2f} MB/s"
-        f"   page/CPython {mine['mbPerSecond'] / peer['mbPerSecond']:.2f}",
+        f"  Pyodide in Chromium   {shown(mine['mbPerSecond'], '.2f')} MB/s",
+        f"  CPython (same run)    {shown(peer['mbPerSecond'], '.2f')} MB/s"
+        f"   page/CPython {shown(versus, '.2f')}",
     ]
     lines.append("  per-chunk cost, first vs last 64 lines of a 512-record answer, in the page:")
     lines.append("    " + _flat(flat))
@@ -139,7 +150,8 @@ def format_ask(page: dict[str, Any], host: dict[str, Any]) -> str:
 
 def _flat(flat: dict[str, Any]) -> str:
     head, tail = flat["chunkMicrosStart"], flat["chunkMicrosEnd"]
-    return f"{head:.1f} us vs {tail:.1f} us (end/start {flat['endToStartRatio']:.2f}; flat is ~1)"
+    ends = shown(flat["endToStartRatio"], ".2f")
+    return f"{head:.1f} us vs {tail:.1f} us (end/start {ends}; flat is ~1)"
 
 
 def protocol_command(args: argparse.Namespace) -> int:

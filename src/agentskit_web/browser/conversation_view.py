@@ -59,6 +59,9 @@ def DEFAULT_TEXT(key: str) -> str:
     return DEFAULT_STRINGS[key]
 
 
+RETRY_IN = "Retry in {seconds} s"
+
+
 class _MessageElement:
     """The DOM of one message and the parts of it that change."""
 
@@ -66,7 +69,8 @@ class _MessageElement:
         self.view = view
         self.message_id = message.id
         make = view.make
-        self.element = make("article", {"class": f"ak-message ak-{message.role}"})
+        # dir=auto + unicode-bidi: isolate (CSS): one message's direction never leaks into the next.
+        self.element = make("article", {"class": f"ak-message ak-{message.role}", "dir": "auto"})
         self.element.setAttribute("data-message-id", message.id)
         label = self.view.text("you") if message.role == "user" else self.view.text("assistant")
         self.element.appendChild(make("p", {"class": "ak-visually-hidden"}, label))
@@ -105,9 +109,17 @@ class _MessageElement:
             self.thinking = None
         if self.body is not None:
             self.body.finish()
+        self._notice(message)
         self._error(message)
         self._note(message)
         self._actions(message)
+
+    def _notice(self, message: ChatMessage) -> None:
+        """A server's plain-text answer ("not found in the docs"): shown as the answer, as text."""
+        if message.notice is None or self.body_element.querySelector(".ak-message-notfound"):
+            return
+        notice = self.view.make("p", {"class": "ak-message-notfound"}, message.notice)
+        self.body_element.appendChild(notice)
 
     def _error(self, message: ChatMessage) -> None:
         if message.error is None:
@@ -120,17 +132,20 @@ class _MessageElement:
         make = self.view.make
         self.error = make("div", {"class": "ak-message-error", "role": "alert"})
         self.error.appendChild(make("p", {"class": "ak-message-error-text"}, message.error))
-        retry = make(
-            "button",
-            {
-                "type": "button",
-                "class": "ak-retry-answer",
-                "data-ui": "retry",
-                "aria-label": self.view.text("retry_label"),
-            },
-            self.view.text("retry"),
-        )
-        self.error.appendChild(retry)
+        if message.retry:  # offered only when trying again can help
+            retry = make(
+                "button",
+                {
+                    "type": "button",
+                    "class": "ak-retry-answer",
+                    "data-ui": "retry",
+                    "aria-label": self.view.text("retry_label"),
+                },
+                self.view.text("retry"),
+            )
+            self.error.appendChild(retry)
+            if message.retry_after:
+                self.view.count_down(retry, message.retry_after)
         self.element.insertBefore(self.error, self.actions)
 
     def _note(self, message: ChatMessage) -> None:
@@ -189,6 +204,7 @@ class ConversationView:
         on_notice: Callable[[str], None] | None = None,
         clock: Callable[[], float] | None = None,
         text: Callable[[str], str] = DEFAULT_TEXT,
+        schedule_later: Callable[[float, Callable[[], None]], None] | None = None,
     ) -> None:
         self.text = text
         """The UI string for a key (the element's `strings`, else the defaults)."""
@@ -204,6 +220,7 @@ class ConversationView:
         self._last_top = 0.0
         self.follow = True
         self._clock = clock
+        self._schedule_later = schedule_later
         self.work_ms = 0.0  # time spent applying events (with a clock), for the render benchmark
         log.setAttribute("aria-busy", "false")
 
@@ -217,6 +234,21 @@ class ConversationView:
         if text is not None:
             element.textContent = text
         return element
+
+    def count_down(self, button: Any, seconds: int) -> None:
+        """Keep a Retry button disabled, saying how long is left, until `seconds` have passed.
+
+        The server's Retry-After is honoured: asking earlier would only be refused
+        again. Without a timer (no page) the button stays disabled.
+        """
+        if seconds <= 0:
+            button.removeAttribute("disabled")
+            button.textContent = self.text("retry")
+            return
+        button.setAttribute("disabled", "")
+        button.textContent = RETRY_IN.format(seconds=seconds)
+        if self._schedule_later is not None:
+            self._schedule_later(1.0, lambda: self.count_down(button, seconds - 1))
 
     def icon(self, path: str) -> Any:
         """A small stroked SVG icon (decorative: the button carries the label)."""

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from ..chat.message import ChatMessage, message_parts
+from ..chat.view.markdown_tree import IMAGE_LINK_CLASS
 from ..chat.view.render_plan import BlocksReady, MessageRenderPlan, NodeReady, RenderOp, TailAppend
 from ..chat.view.tree import Child, Node, walk
 
@@ -42,10 +43,13 @@ UrlConstructor = Callable[[str, str], Any]
 class UrlPolicy:
     """Re-checks view-tree URLs with the browser's URL parser against the page address."""
 
-    def __init__(self, make_url: UrlConstructor, page_href: str) -> None:
+    def __init__(
+        self, make_url: UrlConstructor, page_href: str, image_prefix: str | None = None
+    ) -> None:
         self._make_url = make_url
         self._base = page_href
         self.origin = self._origin(page_href)
+        self.image_prefix = image_prefix
 
     def _parse(self, value: str) -> Any:
         try:
@@ -67,9 +71,19 @@ class UrlPolicy:
         return str(url.href)
 
     def image(self, value: str) -> str | None:
-        """The normalised URL of an image that may load (same origin, http(s)), else None."""
+        """The normalised URL of an image that may load, else None (it is shown as a link).
+
+        An image loads by itself, with the reader's cookies, so an answer must not choose
+        what it fetches: only same-origin http(s) images whose normalised path lies under
+        the site's `images` prefix load; with no prefix, none does.
+        """
+        if self.image_prefix is None:
+            return None
+        url = self._parse(value)
         href = self.link(value)
-        if href is None or self._origin(href) != self.origin:
+        if url is None or href is None or self._origin(href) != self.origin:
+            return None
+        if not str(url.pathname).startswith(self.image_prefix) or str(url.search):
             return None
         return href
 
@@ -97,6 +111,10 @@ class DomBuilder:
     def _open(self, node: Node) -> tuple[Any, bool]:
         """The DOM element for `node` (maybe a safer substitute); keep its children?"""
         plain = [(name, value) for name, value in node.attrs if name not in _URL_ATTRIBUTES]
+        if node.attr("class") == IMAGE_LINK_CLASS:
+            image = self._allowed_image(node)
+            if image is not None:
+                return image, False
         if node.tag == "a":
             href = self.policy.link(node.attr("href") or "")
             if href is None:
@@ -109,6 +127,18 @@ class DomBuilder:
         if node.tag == "img":
             return self._image(node, plain), False
         return self._element(node.tag, plain), True
+
+    def _allowed_image(self, node: Node) -> Any:
+        """An answer's image as <img>, when the site's `images` prefix allows its source."""
+        source = node.attr("href") or node.attr("data-source") or ""
+        local = self.policy.image(source)
+        if local is None:
+            return None
+        label = next((child for child in node.children if isinstance(child, str)), "")
+        alt = "" if label == source else label  # the text was the source only for want of alt
+        attrs = [("src", local), ("alt", alt)]
+        title = node.attr("title")
+        return self._element("img", [*attrs, ("title", title)] if title else attrs)
 
     def _image(self, node: Node, plain: list[tuple[str, str]]) -> Any:
         src = node.attr("src") or ""

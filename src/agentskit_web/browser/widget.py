@@ -125,7 +125,7 @@ class AskWidget:
         self.box = box if present(box) else self.root
         _ensure_stylesheet(self.document, self.root)
         self._build()
-        policy = UrlPolicy(self.page.URL.new, str(self.page.location.href))
+        policy = UrlPolicy(self.page.URL.new, str(self.page.location.href), config.image_prefix)
         self.builder = DomBuilder(self.document, policy)
         self.conversation = Conversation(
             definition, knowledge=knowledge, online=lambda: bool(self.page.navigator.onLine)
@@ -139,6 +139,7 @@ class AskWidget:
             on_notice=self.notice,
             clock=lambda: float(self.page.performance.now()),
             text=config.text,
+            schedule_later=self._schedule_later,
         )
         self.conversation.subscribe(self.view.handle)
         self.conversation.subscribe(self._after_event)
@@ -310,9 +311,17 @@ class AskWidget:
 
     def _after_event(self, event: ConversationEvent) -> None:
         empty = not self.conversation.messages
-        self.suggestions.hidden = not (empty and self.config.suggestions)
+        last = self.conversation.last_answer()
+        # After "not found in the docs" the suggestions come back: questions the docs do answer.
+        not_found = last is not None and last.notice is not None
+        self.suggestions.hidden = not ((empty or not_found) and self.config.suggestions)
         if isinstance(event, StatusChanged) and event.status == "streaming":
             self.host.setAttribute("data-streamed", "")
+
+    def _schedule_later(self, seconds: float, callback: Callable[[], None]) -> None:
+        from pyodide.ffi import create_once_callable
+
+        self.page.setTimeout(create_once_callable(callback), int(seconds * 1000))
 
     def _schedule_frame(self, callback: Callable[[], None]) -> None:
         from pyodide.ffi import create_once_callable

@@ -38,6 +38,7 @@ from ..protocol.identifiers import make_safe_id
 from ..protocol.limits import ASK_ERROR_MESSAGE_MAX_CHARS, ASK_REQUEST_MESSAGE_MAX_CHARS
 from ..protocol.text_metrics import js_is_blank, js_slice
 from .ask.adapter import NETWORK_MESSAGE
+from .ask.failure import AskFailure, failure_notice
 from .definition import ChatDefinition
 from .message import ChatMessage, Feedback, message_plain_text
 
@@ -433,14 +434,25 @@ class Conversation:
                     return False
             return True
         if kind == "error":
-            message = chunk.get("content")
-            answer.status = "error"
-            answer.error = self._error_text(pieces, message)
+            self._apply_failure(answer, self._error_text(pieces, chunk.get("content")), pieces)
             return False
         if kind == "done":
             answer.status = "complete"
             return False
         return True
+
+    def _apply_failure(self, answer: ChatMessage, adapter_text: str, pieces: list[str]) -> None:
+        """Say what happened: "not found in the docs" is an answer, the rest an error in place."""
+        failure = getattr(self._source, "failure", None)
+        notice = failure_notice(failure if isinstance(failure, AskFailure) else None, adapter_text)
+        if notice.kind == "not_found" and not pieces:
+            answer.status = "complete"
+            answer.notice = notice.text
+            return
+        answer.status = "error"
+        answer.error = notice.text
+        answer.retry = notice.retry
+        answer.retry_after = notice.retry_after_seconds
 
     def _error_text(self, pieces: list[str], message: object) -> str:
         """The adapter's error, except that "could not be reached" before anything streamed

@@ -36,7 +36,11 @@ class ChatMessage:
     `content` is the wire content (ordered content for answers streamed in
     this page). `error` is shown in place below what streamed; `stopped`
     marks an answer the reader stopped; `local` an answer from the page's
-    knowledge artifact; `feedback` the reader's thumbs up/down.
+    knowledge artifact; `feedback` the reader's thumbs up/down. `notice` is a
+    server's plain-text reply that is an answer, not a failure ("not found in
+    the docs"); `retry` says whether Retry can help an error, and
+    `retry_after` how many seconds to wait first (not stored: it is a
+    moment's fact).
     """
 
     id: str
@@ -49,6 +53,9 @@ class ChatMessage:
     local: bool = False
     feedback: Feedback | None = None
     extra_metadata: dict[str, Any] = field(default_factory=dict)
+    notice: str | None = None
+    retry: bool = True
+    retry_after: int | None = None
 
     def to_memory(self) -> dict[str, Any]:
         """The wire message for memory (PROTOCOL.md 7)."""
@@ -68,6 +75,10 @@ class ChatMessage:
             ours["local"] = True
         if self.feedback is not None:
             ours["feedback"] = self.feedback
+        if self.notice is not None:
+            ours["notice"] = self.notice
+        if not self.retry:
+            ours["noRetry"] = True
         metadata = dict(self.extra_metadata)
         if ours:
             metadata[METADATA_KEY] = ours
@@ -92,6 +103,7 @@ class ChatMessage:
         status: Status = "error" if wire.get("status") == "error" else "complete"
         error = ours.get("error")
         feedback = ours.get("feedback")
+        notice = ours.get("notice")
         return cls(
             id=str(wire.get("id")),
             role=role,
@@ -105,6 +117,10 @@ class ChatMessage:
             local=ours.get("local") is True,
             feedback=feedback if feedback in ("up", "down") else None,
             extra_metadata=metadata,
+            notice=js_slice(notice, ASK_ERROR_MESSAGE_MAX_CHARS)
+            if isinstance(notice, str) and notice
+            else None,
+            retry=ours.get("noRetry") is not True,
         )
 
 

@@ -17,12 +17,14 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | `layout` | `inline` (a box in the page) or `launcher` (a floating button, a dialog) | `inline` |
 | `strings` | UI strings to replace, a JSON object (keys: `DEFAULT_STRINGS`) | none |
 | `boot` | when the runtime loads: `intent`, `idle` or `eager` (read by the loader) | `intent` |
+| `images` | path prefix (`/assets/`) under which answer images may load | none: links |
 
 Everything here is pure and bounded: at most 8 suggestions of at most 256
 chars, blank ones dropped; an invalid value falls back to its default, so an
 attribute typo never stops the widget from booting.
 """
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -43,6 +45,10 @@ DEFAULT_HEADING: Final = "Ask the docs"
 DEFAULT_PLACEHOLDER: Final = "Ask a question about these docs"
 DEFAULT_DISCLAIMER: Final = "Answers are generated from this site's pages and may be incomplete."
 SUGGESTION_MAX_CHARS: Final = 256
+# `images`: an absolute path prefix ending in "/", of plain path characters (no "..", no "%",
+# no query): anything else means no images load, and answer images are shown as links.
+IMAGE_PREFIX_MAX_CHARS: Final = 256
+IMAGE_PREFIX_PATTERN: Final = re.compile(r"/(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*/)*")
 TEXT_MAX_CHARS: Final = 512
 STRING_MAX_CHARS: Final = 200
 """Longest replacement UI string (the loader applies the same bound to its shell)."""
@@ -108,6 +114,7 @@ class WidgetConfig:
     layout: Layout = "inline"
     strings: Mapping[str, str] = field(default_factory=dict)
     """The site's replacements only; `text` falls back to DEFAULT_STRINGS."""
+    image_prefix: str | None = None
 
     def text(self, key: str) -> str:
         """The UI string `key`: the site's replacement, else the default."""
@@ -175,6 +182,16 @@ def _text(value: str | None, default: str) -> str:
     return js_slice(js_trim(value), TEXT_MAX_CHARS)
 
 
+def image_prefix_from_attribute(value: str | None) -> str | None:
+    """The `images` path prefix, or None (images as links) for a missing or unsafe value."""
+    prefix = _optional(value)
+    if prefix is None or len(prefix) > IMAGE_PREFIX_MAX_CHARS:
+        return None
+    if not IMAGE_PREFIX_PATTERN.fullmatch(prefix) or prefix == "/":  # "/" would be all
+        return None
+    return prefix
+
+
 def _optional(value: str | None) -> str | None:
     return None if value is None or js_is_blank(value) else js_trim(value)
 
@@ -212,4 +229,5 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         knowledge_url=_optional(attribute("knowledge")),
         layout=layout if layout in _LAYOUTS else "inline",  # type: ignore[arg-type]
         strings=MappingProxyType(strings),
+        image_prefix=image_prefix_from_attribute(attribute("images")),
     )

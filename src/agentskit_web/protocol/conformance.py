@@ -9,8 +9,8 @@ prove the same thing with the same data. A fixture file is:
 Input forms: `"input"` (any JSON value), `"inputText"` (a raw string handed
 over as text), `"inputBytesHex"` (raw bytes), `"chunksHex"` (a list of byte
 chunks) or `"stream"` (a path, relative to the fixtures folder, of a recorded
-file whose bytes are the input). `expect` is compared with the subject's
-outcome dict key by key: only the keys the fixture names are checked.
+file whose bytes are the input). `expect` must equal the subject's whole
+outcome dict: a case cannot pass by naming only the keys that happen to agree.
 """
 
 import binascii
@@ -207,8 +207,8 @@ def case_input(case: dict[str, Any], load: Loader | None) -> Any:
 
 
 def outcome_matches(expect: dict[str, Any], outcome: dict[str, Any]) -> bool:
-    """Every key the fixture expects must equal the subject's outcome."""
-    return all(key in outcome and outcome[key] == value for key, value in expect.items())
+    """The fixture's expectation is the subject's whole outcome: same keys, equal values."""
+    return set(expect) == set(outcome) and all(outcome[key] == expect[key] for key in expect)
 
 
 @dataclass

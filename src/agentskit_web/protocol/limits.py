@@ -59,6 +59,12 @@ ASK_LINE_MAX_BYTES: Final = 1_048_576
 ASK_PARTIAL_LINE_MAX_BYTES: Final = 1_048_576
 ASK_MAX_RECORDS_PER_DECODE: Final = 4_096
 ASK_CONNECT_DEADLINE_SECONDS: Final = 30.0
+# The body of a non-OK Ask response: read this much at most, for this long at most, to find an
+# `{"error": {code, message, retryable}}` envelope; a longer or slower body is not an envelope.
+ASK_ERROR_BODY_MAX_BYTES: Final = 8_192
+ASK_ERROR_BODY_DEADLINE_SECONDS: Final = 5.0
+# The largest `Retry-After` (delta-seconds) honoured; a larger value counts as absent.
+ASK_RETRY_AFTER_MAX_SECONDS: Final = 3_600
 
 # Section 6 - Ask backend request, escalation, site config
 ASK_REQUEST_MAX_MESSAGES: Final = 64

@@ -80,6 +80,21 @@ def freeze_json(value: Any) -> Any:
         return FrozenJsonObject({key: freeze_json(item) for key, item in value.items()})
     if isinstance(value, (list, tuple)):
         return tuple(freeze_json(item) for item in value)
+    return _plain_scalar(value)
+
+
+def _plain_scalar(value: Any) -> Any:
+    """A host subclass of str/int/float becomes the plain value, so no host method rides along."""
+    # The base classes' own slots copy a subclass instance into the exact type without calling
+    # anything the subclass overrides (bool cannot be subclassed).
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__index__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
     return value
 
 

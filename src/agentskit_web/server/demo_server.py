@@ -13,9 +13,10 @@ free port, for the browser tests and benchmarks. Both build the app with
 `create_demo_app`, so the tests exercise the code path `make demo` runs.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -44,6 +45,8 @@ class DemoConfig:
     path: str = DEFAULT_PATH
     exclude: Sequence[str] = field(default_factory=lambda: list(DOCS_EXCLUDE))
     pace_seconds: float = DEMO_PACE_SECONDS
+    # Further AskServeConfig settings (auth, rate limits...): tests run the real backend with them.
+    backend: Mapping[str, Any] = field(default_factory=dict)
 
 
 def create_demo_app(config: DemoConfig) -> Starlette:
@@ -57,6 +60,7 @@ def create_demo_app(config: DemoConfig) -> Starlette:
             path=config.path,
             exclude=list(config.exclude),
             pace_seconds=config.pace_seconds,
+            **config.backend,
         )
     )
     endpoint = backend.state.ask

@@ -28,6 +28,15 @@ def _to_bytes(value: Any) -> bytes:
     return bytes(value.to_py())
 
 
+# The headers the adapter reads: the body's type, and how long to wait after a 429.
+EXPOSED_HEADERS = ("content-type", "retry-after")
+
+
+def _header(response: Any, name: str) -> str:
+    value = response.headers.get(name)
+    return value if isinstance(value, str) else ""
+
+
 class FetchResponse:
     """A `fetch` Response whose headers are in and whose body is still streaming."""
 
@@ -36,8 +45,7 @@ class FetchResponse:
         self._controller = controller
         self._reader: Any = None
         self._closed = False
-        content_type = response.headers.get("content-type")
-        self._headers = {"content-type": content_type if isinstance(content_type, str) else ""}
+        self._headers = {name: _header(response, name) for name in EXPOSED_HEADERS}
 
     @property
     def status(self) -> int:

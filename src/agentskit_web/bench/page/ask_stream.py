@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from ...chat.ask.body import AskBodyReader
 from ...protocol.limits import ASSISTANT_CONTENT_MAX_RECORDS
+from .figures import per_second, ratio
 
 Clock = Callable[[], float]
 
@@ -69,14 +70,15 @@ def measure_throughput(
         gc.collect()
         start = clock()
         emitted = _feed_all(chunks, content_type)
-        runs.append(max(clock() - start, 1e-9))
+        runs.append(clock() - start)
     seconds = min(runs)
+    rate = per_second(len(body), seconds)
     return {
         "bytes": len(body),
         "chunks": len(chunks),
         "emitted": emitted,
         "seconds": seconds,
-        "mbPerSecond": len(body) / seconds / 1_000_000,
+        "mbPerSecond": None if rate is None else rate / 1_000_000,
     }
 
 
@@ -90,10 +92,12 @@ def measure_flatness(
 
     Each window is timed as one block, so a coarse page clock (Chromium rounds
     `performance.now()` to 100 us without cross-origin isolation) still
-    resolves it; the garbage collector runs before, not inside, a window; and
-    the best of `repeats` whole-stream runs is kept, because a Pyodide page
-    shows pauses of milliseconds unrelated to the work being measured. The
-    closing `cite` and `done` lines are left out of the tail.
+    resolves it; the garbage collector is run before a window and left on
+    inside it, since the work it causes is part of the cost; and the best of
+    `repeats` whole-stream runs is kept, because a Pyodide page shows pauses of
+    milliseconds unrelated to the work being measured. A window that still
+    measured zero gives `None`, not a ratio of 1. The closing `cite` and `done`
+    lines are left out of the tail.
     """
     lines = [line + b"\n" for line in body.split(b"\n") if line]
     text_lines = len(lines) - 2
@@ -116,22 +120,16 @@ def measure_flatness(
         "repeats": len(heads),
         "chunkMicrosStart": head / window * 1e6,
         "chunkMicrosEnd": tail / window * 1e6,
-        "endToStartRatio": tail / head if head > 0 else 1.0,
+        "endToStartRatio": ratio(tail, head),
     }
 
 
 def _timed(reader: AskBodyReader, lines: list[bytes], clock: Clock) -> float:
     gc.collect()
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        start = clock()
-        for line in lines:
-            reader.feed(line)
-        return clock() - start
-    finally:
-        if was_enabled:
-            gc.enable()
+    start = clock()
+    for line in lines:
+        reader.feed(line)
+    return clock() - start
 
 
 def run_ask_bench(clock: Clock = time.perf_counter) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from typing import Any, Final
 from ...browser.widget import AskWidget, mount
 from ...chat.conversation import ConversationEvent, PartsAppended
 from ...chat.definition import define_chat
+from .figures import ratio
 
 LATENCY_RECORDS: Final = 240
 LATENCY_INTERVAL_MS: Final = 24.0
@@ -172,6 +173,8 @@ async def measure_latency(
         await asyncio.sleep(0.02)
     probe.close()
     count = min(len(transport.arrivals), len(probe.rendered))
+    # A chunk whose frame never reported back is counted and printed, never silently dropped.
+    unpainted = [i for i in range(count) if i not in probe.painted]
     latencies = [
         probe.painted[i] - transport.arrivals[i] for i in range(count) if i in probe.painted
     ]
@@ -182,7 +185,9 @@ async def measure_latency(
     waits = [probe.frames[i] - probe.rendered[i] for i in range(count) if i in probe.frames]
     _remove(widget)
     return {
-        "chunks": len(latencies),
+        "chunks": count,
+        "painted": len(latencies),
+        "unpainted": len(unpainted),
         "medianMs": statistics.median(latencies),
         "p95Ms": _percentile(latencies, 0.95),
         "maxMs": max(latencies),
@@ -221,8 +226,8 @@ async def run_render_bench() -> dict[str, Any]:
     return {
         "latency": latency,
         "work": work,
-        "workRatio": large["renderMs"] / max(small["renderMs"], 1e-6),
-        "turnRatio": large["turnMs"] / max(small["turnMs"], 1e-6),
-        "domCallRatio": large["domCalls"] / max(small["domCalls"], 1.0),
+        "workRatio": ratio(large["renderMs"], small["renderMs"]),
+        "turnRatio": ratio(large["turnMs"], small["turnMs"]),
+        "domCallRatio": ratio(large["domCalls"], small["domCalls"]),
         "ratioGoal": RATIO_GOAL,
     }

@@ -9,7 +9,11 @@ Lifecycle of one source:
 1. POST the `agentskit.chat.ask` v1 request through the transport port. The
    connection deadline covers only this await (connect + waiting for
    headers); once headers are in, the body may stream for as long as it likes.
-2. A non-OK status ends with "Ask request failed (<status>).".
+2. A non-OK status ends with "Ask request failed (<status>).". Before that,
+   up to `ASK_ERROR_BODY_MAX_BYTES` of its body are read for at most
+   `ASK_ERROR_BODY_DEADLINE_SECONDS`, and `source.failure` records the status,
+   the `{"error": ...}` envelope if the body is a valid one and `Retry-After`
+   (chat/ask/failure.py), so the widget can say what happened.
 3. The body goes through `AskBodyReader` (mode sniffing, decoding,
    projection, bounded encoding) chunk by chunk.
 4. Whatever happens - timeout, network failure, hostile body - the iterator
@@ -27,6 +31,8 @@ from ...protocol.ask_request import parse_answer_envelope
 from ...protocol.identifiers import is_safe_id
 from ...protocol.limits import (
     ASK_CONNECT_DEADLINE_SECONDS,
+    ASK_ERROR_BODY_DEADLINE_SECONDS,
+    ASK_ERROR_BODY_MAX_BYTES,
     ASK_REQUEST_MAX_BODY_BYTES,
     ASK_REQUEST_MAX_MESSAGES,
     ASK_REQUEST_MESSAGE_MAX_CHARS,
@@ -35,6 +41,7 @@ from ...protocol.text_metrics import js_is_blank, js_slice, utf8_length
 from ...protocol.wire_json import dump_json
 from ...transports import AskTransport, AskTransportResponse, default_transport, header_value
 from .body import AskBodyReader, StreamChunk
+from .failure import AskFailure, parse_error_envelope, parse_retry_after
 from .projection import ProjectTool, project_ask_messages
 
 ASK_REQUEST_PROTOCOL: Final = "agentskit.chat.ask"
@@ -160,6 +167,7 @@ class AskSource:
         self._response: AskTransportResponse | None = None
         self._started = False
         self.aborted = False
+        self.failure: AskFailure | None = None
 
     def __aiter__(self) -> AsyncGenerator[StreamChunk, None]:
         return self.stream()
@@ -197,6 +205,7 @@ class AskSource:
         if response is None:
             return
         if not 200 <= response.status < 300:
+            self.failure = await self._read_failure(response)
             raise _Failure(status_message(response.status))
         reader = AskBodyReader(header_value(response.headers, "content-type"), self._project_tool)
         body = response.chunks()
@@ -212,6 +221,27 @@ class AskSource:
                     yield chunk
         finally:
             await _close_iterator(body)
+
+    async def _read_failure(self, response: AskTransportResponse) -> AskFailure:
+        """The failure of a non-OK response: its bounded body's envelope, its Retry-After."""
+        retry_after = parse_retry_after(header_value(response.headers, "retry-after"))
+        body = bytearray()
+        chunks = response.chunks()
+        try:
+            async with asyncio.timeout(ASK_ERROR_BODY_DEADLINE_SECONDS):
+                while len(body) <= ASK_ERROR_BODY_MAX_BYTES:
+                    data = await self._guarded(_anext_or_none(chunks))
+                    if data is None:
+                        break
+                    body.extend(data)
+        except (_Aborted, asyncio.CancelledError):
+            if not self.aborted or _being_cancelled():
+                raise
+        except Exception:  # slow, broken or oversized: no envelope, the status still counts
+            body = bytearray(ASK_ERROR_BODY_MAX_BYTES + 1)
+        finally:
+            await _close_iterator(chunks)
+        return AskFailure(response.status, parse_error_envelope(bytes(body)), retry_after)
 
     async def _connect(self) -> AskTransportResponse | None:
         """POST under the connection-only deadline; None when aborted."""

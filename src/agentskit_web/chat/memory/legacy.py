@@ -4,7 +4,11 @@ Sites that ran earlier Ask widgets have conversations stored under other keys
 in one of three shapes, all JSON arrays of records (PROTOCOL.md section 7):
 
 - `{role, content: str}` and `{role, text: str}`: the string becomes the
-  message content as is (a plain string keeps its plain-text meaning);
+  message content as is (a plain string keeps its plain-text meaning). An
+  assistant string that today's renderer would read as something else (one
+  whole component frame, or ordered content starting with U+001E) was plain
+  text when it was stored, so it is migrated as ordered content holding it as
+  text records: it stays text and can never become a live component;
 - Docs `{role: "assistant", parts: [...]}` with parts `{kind: "text", text}`
   and `{kind: "tool", id, name, args}`: text is encoded as ordered assistant
   content in 16,384-char records, tool parts are projected like live Ask
@@ -23,6 +27,7 @@ A value that is not an array, or an array that yields no message although it
 is not empty, is unmigratable: the memory removes it and tries the next key.
 """
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -41,6 +46,7 @@ from ...protocol.limits import (
 )
 from ...protocol.text_metrics import split_text
 from ..ask.projection import ProjectTool, project_ask_event
+from ..view.presentation import is_component_frame_candidate, is_ordered_content
 from .web_storage import (
     ChatMemoryError,
     Message,
@@ -139,16 +145,36 @@ def _docs_content(parts: Sequence[object], project_tool: ToolProjector | None) -
     return content.text()
 
 
-def legacy_content(
-    record: Mapping[str, Any], project_tool: ToolProjector | None = None
-) -> str | None:
-    """The migrated content string of one legacy record, or None when it has none."""
+def _would_not_read_as_text(text: str) -> bool:
+    """True when an assistant string would present as a component or ordered content."""
+    return is_ordered_content(text) or is_component_frame_candidate(text)
+
+
+def _plain_text_content(text: str) -> str:
+    """A stored plain string as ordered text records (as many as fit the content bound)."""
+    content = _BoundedContent()
+    with contextlib.suppress(_ContentBoundReached):
+        content.add_text(text)
+    return content.text()
+
+
+def _plain_string(record: Mapping[str, Any]) -> str | None:
     direct = record.get("content")
     if isinstance(direct, str):
         return direct
     text = record.get("text")
-    if isinstance(text, str):
-        return text
+    return text if isinstance(text, str) else None
+
+
+def legacy_content(
+    record: Mapping[str, Any], project_tool: ToolProjector | None = None
+) -> str | None:
+    """The migrated content string of one legacy record, or None when it has none."""
+    plain = _plain_string(record)
+    if plain is not None:
+        if record.get("role") == "assistant" and _would_not_read_as_text(plain):
+            return _plain_text_content(plain)
+        return plain
     parts = record.get("parts")
     if record.get("role") != "assistant" or not isinstance(parts, list):
         return None

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 IMAGE_PLACEHOLDER: Final = "[image]"
 COPY_CODE_LABEL: Final = "Copy code"
+IMAGE_LINK_CLASS: Final = "ak-image-link"
 _LANGUAGE_CHARS: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-_.#"
 )
@@ -137,8 +138,56 @@ def _language(info: str) -> str | None:
     return word
 
 
+# Characters that change how code reads without being seen: the bidi controls (embeddings,
+# overrides, isolates, marks) and the zero-width ones. In a code block each is shown as a visible
+# `<U+XXXX>` marker (the marker replaces it in the text, so "Copy code" copies what was seen),
+# with a warning above the block ("Trojan Source", CVE-2021-42574).
+INVISIBLE_IN_CODE: Final = frozenset(
+    [
+        *range(0x202A, 0x202F),  # LRE, RLE, PDF, LRO, RLO
+        *range(0x2066, 0x206A),  # LRI, RLI, FSI, PDI
+        0x200E,  # LRM
+        0x200F,  # RLM
+        0x061C,  # ARABIC LETTER MARK
+        0x200B,  # ZERO WIDTH SPACE
+        0x200C,  # ZERO WIDTH NON-JOINER
+        0x200D,  # ZERO WIDTH JOINER
+        0x2060,  # WORD JOINER
+        0xFEFF,  # ZERO WIDTH NO-BREAK SPACE (BOM)
+        0x180E,  # MONGOLIAN VOWEL SEPARATOR
+        0x00AD,  # SOFT HYPHEN
+    ]
+)
+INVISIBLE_WARNING: Final = (
+    "This code contains {count} invisible or direction-changing character(s),"
+    " shown as <U+...> markers; copying keeps the markers."
+)
+
+
+def _visible_code(code: str) -> tuple[tuple[Child, ...], int]:
+    """The code's text with each invisible character as a marked `<U+XXXX>`; and their count."""
+    if not any(ord(char) in INVISIBLE_IN_CODE for char in code):
+        return (code,), 0
+    children: list[Child] = []
+    start = 0
+    count = 0
+    for index, char in enumerate(code):
+        if ord(char) in INVISIBLE_IN_CODE:
+            if index > start:
+                children.append(code[start:index])
+            children.append(element("span", {"class": "ak-invisible"}, (f"<U+{ord(char):04X}>",)))
+            start = index + 1
+            count += 1
+    if start < len(code):
+        children.append(code[start:])
+    return tuple(children), count
+
+
 def code_block(code: str, language: str | None = None) -> Node:
-    """A code block with its copy button: `div.ak-codeblock > (button, pre > code)`."""
+    """A code block with its copy button: `div.ak-codeblock > (button, pre > code)`.
+
+    Invisible and bidi control characters are shown as markers, with a warning first.
+    """
     code_attrs = {"class": f"language-{language}"} if language else {}
     pre_attrs = {"class": "ak-code"}
     if language:
@@ -153,8 +202,13 @@ def code_block(code: str, language: str | None = None) -> Node:
         },
         ("Copy",),
     )
-    pre = element("pre", pre_attrs, (element("code", code_attrs, (code,)),))
-    return element("div", {"class": "ak-codeblock"}, (button, pre))
+    text, hidden = _visible_code(code)
+    pre = element("pre", pre_attrs, (element("code", code_attrs, text),))
+    if not hidden:
+        return element("div", {"class": "ak-codeblock"}, (button, pre))
+    said = INVISIBLE_WARNING.format(count=hidden)
+    warning = element("p", {"class": "ak-invisible-warning", "role": "note"}, (said,))
+    return element("div", {"class": "ak-codeblock"}, (warning, button, pre))
 
 
 def _container_attrs(token: "Token", tag: str) -> dict[str, str]:
@@ -189,12 +243,16 @@ def _image(token: "Token") -> Child:
     alt = token.content or ""
     title = token.attrs.get("title")
     if isinstance(src, str) and is_relative_image(src):
-        attrs = {"src": src, "alt": alt}
+        # Never an <img> from here: an image loads by itself, with the reader's cookies. It is
+        # a link (a path-relative source: its text, the source kept in data-source) that the
+        # page turns into an image only under the site's `images` prefix (browser/dom_render).
+        attrs = {"href": src} if is_safe_link(src) else {"data-source": src}
         if isinstance(title, str) and title:
             attrs["title"] = title
-        return element("img", attrs)
+        tag = "a" if "href" in attrs else "span"
+        return element(tag, {**attrs, "class": IMAGE_LINK_CLASS}, (alt or src,))
     if isinstance(src, str) and is_safe_link(src) and not src.startswith(("/", "#")):
-        return element("a", {"href": src, "class": "ak-image-link"}, (alt or src,))
+        return element("a", {"href": src, "class": IMAGE_LINK_CLASS}, (alt or src,))
     return alt or IMAGE_PLACEHOLDER
 
 
