@@ -4,7 +4,8 @@ Attributes are a shorthand for a chat definition plus presentation options:
 
 | attribute | meaning | default |
 |---|---|---|
-| `endpoint` | Ask service URL (relative stays relative) | `/api/ask` |
+| `protocol` | `ask` (Ask NDJSON) or `turn` (`agentskit.chat.turn` v1 snapshots) | `ask` |
+| `endpoint` | service URL (relative stays relative) | `/api/ask`, or `/api/turn` for `turn` |
 | `corpus`, `persona` | hints sent as query parameters | none |
 | `storage-key` | memory key | `agentskit:ask:<chat-id>` |
 | `legacy-keys` | older keys to migrate, comma or space separated | none |
@@ -30,9 +31,11 @@ from ..protocol.text_metrics import js_is_blank, js_slice, js_trim
 from ..protocol.wire_json import JSON_INVALID, parse_json
 
 Theme = Literal["light", "dark", "auto"]
+Protocol = Literal["ask", "turn"]
 StorageChoice = Literal["local", "session", "none"]
 
 DEFAULT_ENDPOINT: Final = "/api/ask"
+DEFAULT_TURN_ENDPOINT: Final = "/api/turn"
 DEFAULT_CHAT_ID: Final = "ask"
 DEFAULT_HEADING: Final = "Ask the docs"
 DEFAULT_PLACEHOLDER: Final = "Ask a question about these docs"
@@ -41,6 +44,7 @@ SUGGESTION_MAX_CHARS: Final = 256
 TEXT_MAX_CHARS: Final = 512
 _THEMES: Final = ("light", "dark", "auto")
 _STORAGES: Final = ("local", "session", "none")
+_PROTOCOLS: Final = ("ask", "turn")
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class WidgetConfig:
     placeholder: str = DEFAULT_PLACEHOLDER
     disclaimer: str = DEFAULT_DISCLAIMER
     knowledge_url: str | None = None
+    protocol: Protocol = "ask"
 
 
 def suggestions_from_attribute(value: object) -> tuple[str, ...]:
@@ -119,8 +124,11 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         chat_id = DEFAULT_CHAT_ID
     theme = _optional(attribute("theme")) or "auto"
     storage = _optional(attribute("storage")) or "local"
+    protocol = _optional(attribute("protocol")) or "ask"
+    protocol = protocol if protocol in _PROTOCOLS else "ask"
+    default_endpoint = DEFAULT_TURN_ENDPOINT if protocol == "turn" else DEFAULT_ENDPOINT
     return WidgetConfig(
-        endpoint=_optional(attribute("endpoint")) or DEFAULT_ENDPOINT,
+        endpoint=_optional(attribute("endpoint")) or default_endpoint,
         corpus=_optional(attribute("corpus")),
         persona=_optional(attribute("persona")),
         chat_id=chat_id,
@@ -133,4 +141,5 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         placeholder=_text(attribute("placeholder"), DEFAULT_PLACEHOLDER),
         disclaimer=_text(attribute("disclaimer"), DEFAULT_DISCLAIMER),
         knowledge_url=_optional(attribute("knowledge")),
+        protocol=protocol,  # type: ignore[arg-type]
     )

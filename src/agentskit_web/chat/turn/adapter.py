@@ -177,8 +177,15 @@ async def _error_of(response: AskTransportResponse) -> TurnUpdate:
 class TurnStream:
     """One submit (or resume) of a session: iterate for `TurnUpdate`s; `abort()` stops quietly."""
 
-    def __init__(self, session: "TurnSession", body: bytes | None, turn_id: str | None) -> None:
+    def __init__(
+        self,
+        session: "TurnSession",
+        body: bytes | None,
+        turn_id: str | None,
+        attempts: int | None = None,
+    ) -> None:
         self._session = session
+        self._attempts = session.adapter.resume_attempts if attempts is None else attempts
         self._body = body
         self.turn_id = turn_id
         self._task: asyncio.Future[Any] | None = None
@@ -215,7 +222,7 @@ class TurnStream:
             if response is None:
                 if self.aborted:
                     return
-                if body is not None or attempt >= adapter.resume_attempts:
+                if body is not None or attempt >= self._attempts:
                     yield TurnUpdate("error", message=failure or NETWORK_MESSAGE)
                     return
             elif not 200 <= response.status < 300:
@@ -238,7 +245,7 @@ class TurnStream:
                     return
             # The connection dropped before the turn ended: resume from the latest snapshot.
             body = None
-            if attempt >= adapter.resume_attempts:
+            if attempt >= self._attempts:
                 yield TurnUpdate("error", message=INTERRUPTED_MESSAGE)
                 return
             yield TurnUpdate("reconnecting")
@@ -364,9 +371,12 @@ class TurnSession:
         body = dump_json(build_submit(self.id, turn, text, lineage)).encode("utf-8")
         return TurnStream(self, body, turn)
 
-    def resume(self) -> TurnStream:
-        """GET the latest snapshot (and, while the turn runs on that server, the rest of it)."""
-        return TurnStream(self, None, None)
+    def resume(self, attempts: int | None = None) -> TurnStream:
+        """GET the latest snapshot (and, while the turn runs on that server, the rest of it).
+
+        `attempts` bounds the reconnects (default: the adapter's `resume_attempts`).
+        """
+        return TurnStream(self, None, None, attempts)
 
 
 class TurnAdapter:
