@@ -42,7 +42,7 @@ from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
 from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, SessionStore
 from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
 from .static import bind_socket
-from .turn_app import DEFAULT_TURN_PATH, create_turn_endpoint
+from .turn_app import DEFAULT_TURN_PATH, mount_turn
 from .turn_store import TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
@@ -156,20 +156,16 @@ def build_app(config: AskServeConfig) -> Starlette:
             max_streams_per_client=config.max_streams_per_client,
             body_timeout=config.body_timeout,
         )
-        turn = create_turn_endpoint(
-            app.state.ask,
-            TurnSessionStore(
-                config.sessions_db,
-                ttl_seconds=config.session_ttl,
-                max_sessions_per_owner=config.max_sessions_per_subject,
-            ),
+        turn_store = TurnSessionStore(
+            config.sessions_db,
+            ttl_seconds=config.session_ttl,
+            max_sessions_per_owner=config.max_sessions_per_subject,
         )
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
     if not config.turn_path.startswith("/") or config.turn_path == config.path:
         raise StartupError("--turn-path must be a path starting with / and differ from --path.")
-    app.router.routes.extend(turn.routes(config.turn_path))
-    app.state.turn = turn
+    mount_turn(app, turn_store, path=config.turn_path)
     return app
 
 

@@ -999,7 +999,27 @@ def create_turn_endpoint(
     return TurnEndpoint(ask, TurnSessionStore() if store is None else store, **options)
 
 
+def mount_turn(
+    app: Any,
+    store: TurnSessionStore | None = None,
+    *,
+    path: str = DEFAULT_TURN_PATH,
+    **options: Any,
+) -> TurnEndpoint:
+    """Add the turn routes to an app built by `create_ask_app` (reachable as `app.state.turn`).
+
+    `options` are `lease_seconds` and `snapshot_interval`.
+    """
+    if not path.startswith("/"):
+        raise ValueError("The turn path must start with /.")
+    turn = create_turn_endpoint(app.state.ask, store, **options)
+    app.router.routes.extend(turn.routes(path))
+    app.state.turn = turn
+    return turn
+
+
 __all__ = [
+    "mount_turn",
     "ANONYMOUS_SESSION_ID_MIN_CHARS",
     "DEFAULT_TURN_PATH",
     "TURN_LEASE_SECONDS",
