@@ -1,6 +1,7 @@
 """The reference turn server (`POST /api/turn`, `GET /api/turn/<id>`), through real requests."""
 
 import asyncio
+import itertools
 import json
 import secrets
 from collections.abc import AsyncIterator
@@ -124,7 +125,7 @@ def test_a_turn_streams_snapshots_and_completes(tmp_path: Path) -> None:
     )
     # Only whole records were ever added: each snapshot's answer extends the previous one.
     contents = [s.payload.messages[-1].content for s in found]
-    assert all(b.startswith(a) for a, b in zip(contents, contents[1:], strict=False))
+    assert all(b.startswith(a) for a, b in itertools.pairwise(contents))
 
 
 def test_sequences_rise_across_two_turns_and_resume_returns_the_last(tmp_path: Path) -> None:
@@ -336,7 +337,8 @@ def test_regenerate_and_edit_carry_lineage_and_replace_what_they_should(tmp_path
     assert [m.id for m in final.payload.messages] == ["u-t1", "a-t1", "u-t2", "a-t3"]
     final = snapshots(edited)[-1]
     assert final.payload.lineage.to_wire()["operation"] == "edit"
-    assert [(m.id, m.content) for m in final.payload.messages][0] == ("u-t4", "How to upgrade?")
+    first = final.payload.messages[0]
+    assert (first.id, first.content) == ("u-t4", "How to upgrade?")
     assert len(final.payload.messages) == 2
     for refused in (wrong, missing):
         assert refused.status_code == 400
