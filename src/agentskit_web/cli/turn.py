@@ -138,7 +138,7 @@ async def turn(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: `agentskit-web turn URL "question" [--session ID] [--resume] [--lineage]`."""
-    arguments = _parser().parse_args(argv)
+    arguments = _parser().parse_intermixed_args(argv)
     if not arguments.url.lower().startswith(("http://", "https://")):
         sys.stderr.write("error: URL must be an absolute http(s) URL\n")
         return 2

@@ -1019,11 +1019,11 @@ def mount_turn(
 
 
 __all__ = [
-    "mount_turn",
     "ANONYMOUS_SESSION_ID_MIN_CHARS",
     "DEFAULT_TURN_PATH",
     "TURN_LEASE_SECONDS",
     "TURN_SNAPSHOT_INTERVAL_SECONDS",
     "TurnEndpoint",
     "create_turn_endpoint",
+    "mount_turn",
 ]
