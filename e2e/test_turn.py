@@ -43,6 +43,12 @@ TEXT_WHILE_STREAMING = f"""() => {{
   return text.length > 0 ? text.length : null;
 }}"""
 PREFIX = "\x1eagentskit.chat.content/1\n"
+NOTICE_RECORDER = """() => {
+  window.__akNotices = [];
+  const host = document.querySelector('agentskit-ask');
+  new MutationObserver(() => window.__akNotices.push(host.getAttribute('data-notice')))
+    .observe(host, {attributes: true, attributeFilter: ['data-notice']});
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -281,12 +287,14 @@ def test_a_connection_cut_mid_turn_resumes_to_the_same_final_state(
         wait_for_state(page, "ready")
         _ask(page, QUESTION)
         page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
+        page.evaluate(NOTICE_RECORDER)
         proxy.cut()  # every connection drops mid-turn, the answer's stream included
         answer = _settled(page, 1)
     finally:
         proxy.close()
     assert not watch.off_origin
     expect(answer).to_have_attribute("data-status", "complete")
+    assert page.evaluate("() => window.__akNotices")[:1] == ["Connection lost; reconnecting…"]
     (submit,) = _submits(requests)
     assert any(r.method == "GET" for r in requests), "the page resumed with a GET"
     latest = json.loads(

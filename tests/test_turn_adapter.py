@@ -412,3 +412,33 @@ def test_cli_streams_a_turn_and_resumes_it(backend: Any) -> None:
     )
     assert weak.returncode == 1 and "REQUEST_INVALID_EVENT" in weak.stderr
     assert secrets  # ids in this test come from the CLI itself
+
+
+def test_the_conversation_says_reconnecting_then_reconnected() -> None:
+    from agentskit_web.chat.conversation import (
+        RECONNECTED_NOTICE,
+        RECONNECTING_NOTICE,
+        Notice,
+    )
+
+    class Source:
+        async def __aiter__(self) -> AsyncIterator[dict[str, str]]:
+            yield {"type": "text", "content": PREFIX}
+            yield {"type": "reconnecting"}
+            yield {"type": "reconnecting"}
+            yield {"type": "text", "content": '{"kind":"text","text":"ok"}\n'}
+            yield {"type": "done"}
+
+        def abort(self) -> None:
+            return None
+
+    class Adapter:
+        def create_source(self, *args: Any) -> Source:
+            return Source()
+
+    conversation = Conversation(define_chat(id="ask", adapter=Adapter()))
+    notices: list[str] = []
+    conversation.subscribe(lambda e: notices.append(e.text) if isinstance(e, Notice) else None)
+    asyncio.run(conversation.send("q"))
+    assert notices == [RECONNECTING_NOTICE, RECONNECTING_NOTICE, RECONNECTED_NOTICE]
+    assert conversation.messages[-1].status == "complete"
