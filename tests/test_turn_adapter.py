@@ -16,7 +16,6 @@ from agentskit_web.chat.conversation import Conversation
 from agentskit_web.chat.definition import define_chat
 from agentskit_web.chat.memory.legacy import create_ask_session_memory
 from agentskit_web.chat.memory.storage import MemoryStorage
-from agentskit_web.chat.turn import adapter as turn_adapter
 from agentskit_web.chat.turn.adapter import (
     TurnLineReader,
     TurnUpdate,
@@ -153,8 +152,7 @@ def test_replayed_stale_foreign_and_malformed_snapshots_are_inert() -> None:
     assert "EVIL" not in final.payload.messages[-1].content
 
 
-def test_the_widget_source_passes_only_added_records_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(turn_adapter, "new_turn_id", lambda: "t1")
+def test_the_widget_source_passes_only_added_records_on() -> None:
     body = b"".join(
         [
             snapshot(1, ""),
@@ -163,7 +161,12 @@ def test_the_widget_source_passes_only_added_records_on(monkeypatch: pytest.Monk
             snapshot(3, "Hel|lo", "complete"),
         ]
     )
-    adapter = adapter_for(ScriptedTransport(ScriptedResponse(200, [body])))
+    adapter = create_turn_adapter(
+        endpoint="/api/turn",
+        transport=ScriptedTransport(ScriptedResponse(200, [body])),
+        session_id=SESSION,
+        turn_ids=lambda: "t1",
+    )
     source = adapter.create_source([{"role": "user", "content": "q"}], "conversation")
     chunks = asyncio.run(collect(source))
     assert chunks[-1] == {"type": "done"}

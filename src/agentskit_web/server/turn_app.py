@@ -833,14 +833,25 @@ class TurnEndpoint:
     def _flush_text(state: _TurnState, *, final: bool) -> bool:
         """Move pending text into the answer's records; False when nothing moved.
 
-        Past the streaming record budget text waits for the final flush, so
-        the answer (and its source list) stays within 512 records.
+        Each delta becomes its own record(s), as on the Ask path, so coalescing
+        changes how many snapshots are sent, never the answer's records. Deltas
+        that would pass the streaming record budget wait for the final flush,
+        which merges them, so the answer and its source list stay within 512
+        records.
         """
-        text = "".join(state.pending)
-        if not text or (state.encoder.records >= TURN_TEXT_RECORD_BUDGET and not final):
+        pending = state.pending
+        if not pending:
             return False
-        state.pending.clear()
-        _append(state, state.encoder.encode_text(text))
+        budget = TURN_TEXT_RECORD_BUDGET - state.encoder.records
+        if len(pending) <= budget:
+            chunks = [state.encoder.encode_text(piece) for piece in pending]
+        elif final:
+            chunks = [state.encoder.encode_text("".join(pending))]
+        else:
+            return False
+        pending.clear()
+        for chunk in chunks:
+            _append(state, chunk)
         return True
 
     # -- following a run ----------------------------------------------------------

@@ -31,7 +31,7 @@ offline cache.
 import asyncio
 import contextlib
 import secrets
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
@@ -367,7 +367,7 @@ class TurnSession:
         self, text: str, lineage: Mapping[str, str] | None = None, turn_id: str | None = None
     ) -> TurnStream:
         """POST one submit; `lineage` asks for retry, regenerate or edit."""
-        turn = turn_id or new_turn_id()
+        turn = turn_id or self.adapter.turn_ids()
         body = dump_json(build_submit(self.id, turn, text, lineage)).encode("utf-8")
         return TurnStream(self, body, turn)
 
@@ -392,8 +392,10 @@ class TurnAdapter:
         headers: Mapping[str, str],
         resume_attempts: int,
         backoff: Sequence[float],
+        turn_ids: Callable[[], str] = new_turn_id,
     ) -> None:
         self.endpoint = endpoint
+        self.turn_ids = turn_ids
         self._transport = transport
         self.connect_timeout = connect_timeout
         self.headers = dict(headers)
@@ -564,9 +566,11 @@ def create_turn_adapter(
     session_id: str | None = None,
     resume_attempts: int = RESUME_ATTEMPTS,
     backoff: Sequence[float] = RESUME_BACKOFF_SECONDS,
+    turn_ids: Callable[[], str] | None = None,
 ) -> TurnAdapter:
     """A turn adapter for `endpoint` (e.g. `/api/turn`); `headers` go on every request
-    (an `authorization` bearer token, say). `session_id` continues a known session."""
+    (an `authorization` bearer token, say). `session_id` continues a known session;
+    `turn_ids` makes turn ids (default: `t-` + 64 random bits)."""
     if not isinstance(endpoint, str) or js_is_blank(endpoint):
         raise ValueError("endpoint must be a non-empty URL")
     if not connect_timeout > 0:
@@ -574,7 +578,13 @@ def create_turn_adapter(
     if resume_attempts < 0:
         raise ValueError("resume_attempts must be >= 0")
     adapter = TurnAdapter(
-        endpoint, transport, connect_timeout, headers or {}, resume_attempts, backoff
+        endpoint,
+        transport,
+        connect_timeout,
+        headers or {},
+        resume_attempts,
+        backoff,
+        new_turn_id if turn_ids is None else turn_ids,
     )
     if session_id is not None:
         adapter.use_session(session_id)
