@@ -618,3 +618,26 @@ def test_turn_path_option_and_demo_route(tmp_path: Path) -> None:
             return await http.post("/chat/turn", json=submit(sid(), "t1"))
 
     assert snapshots(run(go()))[-1].payload.status == "complete"
+
+
+def test_a_long_answer_stays_within_the_record_bound_without_spinning(tmp_path: Path) -> None:
+    """Past 511 text records the text waits for the end (no busy loop) and is merged there."""
+    import time
+
+    pieces = tuple(f"w{i} " for i in range(700))
+    app = make_app(tmp_path, generator=ScriptedGenerator(pieces, delay=0.001), snapshot_interval=0)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(sid(), "t1"))
+
+    started = time.process_time()
+    found = snapshots(run(go()))
+    cpu = time.process_time() - started
+    final = found[-1]
+    text, frames = answer_parts(final)
+    assert text == "".join(pieces) and len(frames) == 1
+    records = decode_assistant_content(final.payload.messages[-1].content).parts
+    assert len(records) <= 512
+    assert len(found) == 510 + 2  # one per streamed record, the question and the end
+    assert cpu < 30, "the held text must not be polled in a loop"

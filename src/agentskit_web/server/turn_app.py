@@ -55,6 +55,7 @@ from starlette.types import Receive, Scope, Send
 from ..protocol.content import ASSISTANT_CONTENT_PREFIX, AssistantContentEncoder
 from ..protocol.content import decode_assistant_content as _decode_content
 from ..protocol.dates import format_memory_datetime
+from ..protocol.diagnostics import ProtocolError
 from ..protocol.identifiers import is_safe_id
 from ..protocol.limits import ASSISTANT_CONTENT_MAX_RECORDS
 from ..protocol.text_metrics import js_length
@@ -106,9 +107,9 @@ TURN_SNAPSHOT_INTERVAL_SECONDS: Final = 0.016
 ANONYMOUS_SESSION_ID_MIN_CHARS: Final = 22
 """An anonymous session id is a capability: 22 base64url characters carry 132 random bits."""
 ANONYMOUS_OWNER: Final = "anonymous"
-TURN_TEXT_RECORD_BUDGET: Final = ASSISTANT_CONTENT_MAX_RECORDS - 12
-"""Streaming text records per answer; past it text waits for the final snapshot (and the
-source list always has room)."""
+TURN_TEXT_RECORD_BUDGET: Final = ASSISTANT_CONTENT_MAX_RECORDS - 2
+"""Text records streamed one per delta; past them the rest of the text waits for the final
+snapshot, merged into one record, and the source list takes the last one."""
 SESSION_DEFINITION_REVISION: Final = 1
 
 WEAK_SESSION_ID: Final = TurnErrorSpec(
@@ -746,7 +747,10 @@ class TurnEndpoint:
             return False
         if failed:
             return await self._finish(state, run, "error")
-        _append(state, state.encoder.encode(_sources_part(passages, state.turn_id)))
+        try:
+            _append(state, state.encoder.encode(_sources_part(passages, state.turn_id)))
+        except ProtocolError:
+            return await self._finish(state, run, "error")
         return await self._finish(state, run, "complete")
 
     async def _finish(self, state: _TurnState, run: _TurnRun, status: str) -> bool:
@@ -798,16 +802,20 @@ class TurnEndpoint:
             return outcome
         if state.answer_chars == 0:
             return True
-        self._flush_text(state, final=True)
+        try:
+            self._flush_text(state, final=True)
+        except ProtocolError:  # a merged tail that no longer fits the content bounds
+            return True
         return False
 
     async def _coalesce(self, state: _TurnState, run: _TurnRun, receiver: Any) -> bool | None:
         """Deltas into snapshots, at most one per `snapshot_interval`; see `_generate`."""
         last_flush = -math.inf
         interval = self.snapshot_interval
+        held = False  # past the record budget: text waits for the end, no timer needed
         while True:
             wait = None
-            if state.pending:
+            if state.pending and not held:
                 wait = max(0.0, interval - (self.ask.clock.monotonic() - last_flush))
             item: str | BaseException | None = None
             with anyio.move_on_after(wait):
@@ -824,10 +832,12 @@ class TurnEndpoint:
                 state.pending.append(item)
                 if self.ask.clock.monotonic() - last_flush < interval:
                     continue
-            if self._flush_text(state, final=False):
-                last_flush = self.ask.clock.monotonic()
-                if not await self._commit(state, run, "streaming"):
-                    return None
+            if not self._flush_text(state, final=False):
+                held = bool(state.pending)
+                continue
+            last_flush = self.ask.clock.monotonic()
+            if not await self._commit(state, run, "streaming"):
+                return None
 
     @staticmethod
     def _flush_text(state: _TurnState, *, final: bool) -> bool:
