@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import secrets
 import shutil
 import socket
 import threading
@@ -26,6 +25,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, expect
 
+from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.server.demo_server import DemoConfig, DemoServer
 from agentskit_web.server.static import LOOPBACK
 from e2e_support import ROOT, Watch, wait_for_state
@@ -173,7 +173,7 @@ def test_a_turn_streams_completes_and_sequences_rise(
     assert _plain(_answer_text(after_second))[:120] in _plain(shown)
 
     # A guessed id gets nothing (asked from outside the page: a 404 logs a console error).
-    guessed = httpx.get(f"{demo.url}/api/turn/{secrets.token_urlsafe(16)}", timeout=10)
+    guessed = httpx.get(f"{demo.url}/api/turn/{new_session_id()}", timeout=10)
     assert guessed.status_code == 404
     assert guessed.json()["error"]["code"] == "SESSION_NOT_FOUND"
 

@@ -246,8 +246,10 @@ def test_refusals_and_diagnostics_end_the_stream() -> None:
 
 
 def test_submit_events_and_session_ids() -> None:
-    ids = {new_session_id() for _ in range(100)}
-    assert len(ids) == 100 and all(len(i) == 22 for i in ids)
+    from agentskit_web.protocol.identifiers import is_safe_id
+
+    ids = {new_session_id() for _ in range(2000)}
+    assert len(ids) == 2000 and all(len(i) == 22 and is_safe_id(i) for i in ids)
     event = build_submit(
         SESSION, "t1", "hi", {"operation": "edit", "parentTurnId": "t0", "sourceMessageId": "u-0"}
     )

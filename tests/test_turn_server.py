@@ -3,7 +3,6 @@
 import asyncio
 import itertools
 import json
-import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import httpx
 import pytest
 
 from _ask_helpers import ScriptedGenerator, ScriptedRetriever, site, write_docs
+from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.protocol import decode_assistant_content, decode_turn_event
 from agentskit_web.protocol.turn import SnapshotTurnEvent
 from agentskit_web.server.ask_app import create_ask_app
@@ -26,7 +26,7 @@ QUESTION = "How do I install the widget?"
 
 
 def sid() -> str:
-    return secrets.token_urlsafe(16)
+    return new_session_id()
 
 
 def submit(

@@ -158,6 +158,13 @@ def wire_sizes(bodies: dict[str, bytes]) -> dict[str, Any]:
     return out
 
 
+def _serve(body: bytes) -> Any:
+    def fulfill(route: Any) -> None:
+        route.fulfill(status=200, content_type="application/x-ndjson", body=body)
+
+    return fulfill
+
+
 def run_in_page(session: Any, bodies: dict[str, bytes]) -> dict[str, Any]:
     """The in-page half (bench/page/turn.py) in a bare harness page, the bodies routed in."""
     from .harness import HARNESS_HTML, HARNESS_PATH, HARNESS_TIMEOUT_MS
@@ -176,13 +183,7 @@ def run_in_page(session: Any, bodies: dict[str, bytes]) -> dict[str, Any]:
             lambda route: route.fulfill(status=200, content_type="text/html", body=HARNESS_HTML),
         )
         for name, url in urls.items():
-            body = bodies[name]
-            page.route(
-                f"**{url}",
-                lambda route, body=body: route.fulfill(
-                    status=200, content_type="application/x-ndjson", body=body
-                ),
-            )
+            page.route(f"**{url}", _serve(bodies[name]))
         page.goto(session.base_url + HARNESS_PATH)
         page.wait_for_selector("html[data-state]", state="attached", timeout=HARNESS_TIMEOUT_MS)
         if page.get_attribute("html", "data-state") != "ready":

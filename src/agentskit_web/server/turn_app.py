@@ -105,7 +105,7 @@ TURN_LEASE_SECONDS: Final = 30.0
 TURN_SNAPSHOT_INTERVAL_SECONDS: Final = 0.016
 """Server policy: at most one streaming snapshot per this interval (about one frame)."""
 ANONYMOUS_SESSION_ID_MIN_CHARS: Final = 22
-"""An anonymous session id is a capability: 22 base64url characters carry 132 random bits."""
+"""An anonymous session id is a capability: 22 random letters and digits carry 131 bits."""
 ANONYMOUS_OWNER: Final = "anonymous"
 TURN_TEXT_RECORD_BUDGET: Final = ASSISTANT_CONTENT_MAX_RECORDS - 2
 """Text records streamed one per delta; past them the rest of the text waits for the final
@@ -852,14 +852,15 @@ class TurnEndpoint:
         pending = state.pending
         if not pending:
             return False
-        budget = TURN_TEXT_RECORD_BUDGET - state.encoder.records
-        if len(pending) <= budget:
-            chunks = [state.encoder.encode_text(piece) for piece in pending]
-        elif final:
-            chunks = [state.encoder.encode_text("".join(pending))]
-        else:
+        room = max(0, TURN_TEXT_RECORD_BUDGET - state.encoder.records)
+        moved, rest = pending[:room], pending[room:]
+        chunks = [state.encoder.encode_text(piece) for piece in moved]
+        if final and rest:
+            chunks.append(state.encoder.encode_text("".join(rest)))
+            rest = []
+        if not chunks:
             return False
-        pending.clear()
+        state.pending = rest
         for chunk in chunks:
             _append(state, chunk)
         return True

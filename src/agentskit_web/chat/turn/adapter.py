@@ -31,6 +31,7 @@ offline cache.
 import asyncio
 import contextlib
 import secrets
+import string
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -75,9 +76,17 @@ class TurnUpdate:
     status: int | None = None
 
 
+SESSION_ID_ALPHABET: Final = string.ascii_letters + string.digits
+SESSION_ID_CHARS: Final = 22
+"""22 characters of 62 carry 131 random bits (the server's floor for anonymous ids is 128)."""
+
+
 def new_session_id() -> str:
-    """22 base64url characters: 128 random bits (the server's floor for anonymous ids)."""
-    return secrets.token_urlsafe(16)
+    """A random SafeId of 22 letters and digits (`secrets`: `crypto.getRandomValues` in a page).
+
+    Not `token_urlsafe`: its `_` is not a SafeId character and its `-` may come first.
+    """
+    return "".join(secrets.choice(SESSION_ID_ALPHABET) for _ in range(SESSION_ID_CHARS))
 
 
 def new_turn_id() -> str:
