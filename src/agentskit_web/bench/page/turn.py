@@ -148,7 +148,7 @@ class LineTransport:
         return _Response(self._lines)
 
 
-async def _render_once(adapter: Any) -> dict[str, float]:
+async def _render_once(adapter: Any, gc_paused: bool = False) -> dict[str, float]:
     import js
 
     from ...browser.widget import mount
@@ -157,7 +157,13 @@ async def _render_once(adapter: Any) -> dict[str, float]:
     host = js.document.createElement("agentskit-ask")
     js.document.body.appendChild(host)
     widget = await mount(host, define_chat(id="bench", adapter=adapter))
-    await widget.conversation.send("A question")
+    gc.collect()
+    if gc_paused:
+        gc.disable()
+    try:
+        await widget.conversation.send("A question")
+    finally:
+        gc.enable()
     result = {
         "renderMs": float(widget.view.work_ms),
         "domCalls": float(widget.builder.calls),
@@ -187,13 +193,14 @@ async def measure_render(
 
     await _render_once(ask())  # warm-up: imports, markdown-it, first layouts
     out: dict[str, Any] = {}
-    for name, make in (
-        ("ask", ask),
-        ("turn", turn("turn")),
-        ("turnCoalesced", turn("turnCoalesced")),
-    ):
+    makers = (("ask", ask), ("turn", turn("turn")), ("turnCoalesced", turn("turnCoalesced")))
+    for name, make in makers:
         runs = [await _render_once(make()) for _ in range(RENDER_RUNS)]
         out[name] = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+        # The same with Python's cycle collector paused: the DOM view's own work, without
+        # the collections the decoding's garbage triggers while the view happens to run.
+        paused = [await _render_once(make(), gc_paused=True) for _ in range(RENDER_RUNS)]
+        out[name]["renderMsGcPaused"] = statistics.median(run["renderMs"] for run in paused)
     return out
 
 
