@@ -27,7 +27,7 @@ from ...chat.ask.body import AskBodyReader
 from ...chat.turn.adapter import TurnLineReader, create_turn_adapter
 
 NETWORK_CHUNK_BYTES: Final = 4_096
-RENDER_RUNS: Final = 3
+RENDER_RUNS: Final = 5
 RENDER_RATIO_GOAL: Final = 1.2
 PREFIX: Final = "\x1eagentskit.chat.content/1\n"
 
@@ -194,13 +194,18 @@ async def measure_render(
     await _render_once(ask())  # warm-up: imports, markdown-it, first layouts
     out: dict[str, Any] = {}
     makers = (("ask", ask), ("turn", turn("turn")), ("turnCoalesced", turn("turnCoalesced")))
-    for name, make in makers:
-        runs = [await _render_once(make()) for _ in range(RENDER_RUNS)]
-        out[name] = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
-        # The same with Python's cycle collector paused: the DOM view's own work, without
-        # the collections the decoding's garbage triggers while the view happens to run.
-        paused = [await _render_once(make(), gc_paused=True) for _ in range(RENDER_RUNS)]
-        out[name]["renderMsGcPaused"] = statistics.median(run["renderMs"] for run in paused)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _ in makers}
+    paused: dict[str, list[float]] = {name: [] for name, _ in makers}
+    # Interleaved (Ask, turn, coalesced, Ask, ...) so a slow spell of the machine hits all
+    # three alike. Each is also run with Python's cycle collector paused: the DOM view's
+    # own work, without the collections the decoding's garbage triggers while it runs.
+    for _ in range(RENDER_RUNS):
+        for name, make in makers:
+            runs[name].append(await _render_once(make()))
+            paused[name].append((await _render_once(make(), gc_paused=True))["renderMs"])
+    for name, _ in makers:
+        out[name] = {key: statistics.median(r[key] for r in runs[name]) for key in runs[name][0]}
+        out[name]["renderMsGcPaused"] = statistics.median(paused[name])
     return out
 
 
