@@ -73,6 +73,7 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench ask --no-build
 	$(PY) -m agentskit_web.bench render --no-build
+	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
 

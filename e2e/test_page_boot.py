@@ -112,7 +112,9 @@ def test_boots_to_ready_and_says_when_no_backend_answers(page: Page, site: Stati
 
 
 # The withheld wheel: Chromium's 404, then the loader's own report of it in the box.
-@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 404 \(Not Found\)")
+@pytest.mark.console_error_expected(
+    r"^console error: Failed to load resource: .* 404 \(Not Found\)"
+)
 def test_a_missing_runtime_file_names_its_url_and_retry_works(
     page: Page, site: StaticSite, watch: Watch
 ) -> None:

@@ -1,7 +1,7 @@
 """`python -m agentskit_web.bench [SECTION]`: the benchmark sections, one module each.
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `render`
-(render.py) and `backend` (backend.py); `make bench` runs them all. Harnesses
+(render.py), `turn` (turn.py) and `backend` (backend.py); `make bench` runs them all. Harnesses
 that run inside a page live in bench/page/ and ship in their own wheel, which
 only the benchmark pages fetch.
 """
@@ -44,6 +44,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     "render": (
         "Ask widget: chunk-to-paint latency, render work 64 vs 512",
         _section("render", "render_command"),
+    ),
+    "turn": (
+        "turn snapshots vs Ask NDJSON, same 512-record answer: bytes, Pyodide CPU, render work",
+        _section("turn", "turn_command"),
     ),
     "backend": (
         "reference Ask backend: TTFB, done, q/s at 10 clients",

@@ -581,12 +581,21 @@ def definition_from_config(config: WidgetConfig, notices: list[str]) -> tuple[Ch
 
         kind: StorageKind = "session" if config.storage == "session" else "local"
         storage = open_web_storage(kind, notices.append)
-    adapter = create_ask_adapter(
-        endpoint=config.endpoint, corpus=config.corpus, persona=config.persona
-    )
-    memory = create_ask_session_memory(
+    memory: Any = create_ask_session_memory(
         key=config.storage_key, legacy_keys=config.legacy_keys, storage=storage
     )
+    adapter: Any
+    if config.protocol == "turn":
+        from ..chat.turn.adapter import create_turn_adapter
+        from ..chat.turn.memory import TurnMemory
+
+        # The server holds the conversation; Web Storage (legacy keys included) is the cache.
+        adapter = create_turn_adapter(endpoint=config.endpoint)
+        memory = TurnMemory(adapter, memory, session_key=config.storage_key + ":session")
+    else:
+        adapter = create_ask_adapter(
+            endpoint=config.endpoint, corpus=config.corpus, persona=config.persona
+        )
     return define_chat(id=config.chat_id, adapter=adapter, memory=memory), storage
 
 

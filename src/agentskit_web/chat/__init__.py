@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .memory.web_storage import WebStorageMemory as WebStorageMemory
     from .memory.web_storage import WebStorageMigration as WebStorageMigration
     from .memory.web_storage import create_web_storage_memory as create_web_storage_memory
+    from .turn.adapter import create_turn_adapter as create_turn_adapter
     from .view.markdown_tree import markdown_to_tree as markdown_to_tree
     from .view.presentation import component_fallback_text as component_fallback_text
     from .view.presentation import present_chat_message as present_chat_message
@@ -56,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "Conversation": "conversation",
     "create_ask_adapter": "ask.adapter",
     "create_ask_session_memory": "memory.legacy",
+    "create_turn_adapter": "turn.adapter",
     "create_web_storage_memory": "memory.web_storage",
     "define_chat": "definition",
     "define_component_manifest": "components.catalog",
@@ -98,6 +100,7 @@ __all__ = [
     "component_fallback_text",
     "create_ask_adapter",
     "create_ask_session_memory",
+    "create_turn_adapter",
     "create_web_storage_memory",
     "define_chat",
     "define_component_manifest",

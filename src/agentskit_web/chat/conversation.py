@@ -11,7 +11,8 @@ the DOM layer never re-renders everything:
 - `Updated(message)`: status, error, stopped or feedback of one message changed;
 - `Removed(message_id)`: a failed or regenerated answer left the log;
 - `StatusChanged(status)`: idle | loading | streaming | error;
-- `Notice(text)`: something the reader should know once (storage trouble).
+- `Notice(text)`: something the reader should know once (storage trouble, a turn
+  adapter reconnecting after a dropped connection).
 
 A turn: the question is appended; when the definition carries a knowledge
 artifact it is asked first (an exact answer or choices are shown with no
@@ -54,6 +55,8 @@ SAVE_FAILED_NOTICE: Final = (
 LOAD_FAILED_NOTICE: Final = "A saved conversation could not be restored; starting a new one."
 CLEAR_FAILED_NOTICE: Final = "The saved conversation could not be removed from this browser."
 STREAM_FAILED_MESSAGE: Final = "The answer could not be completed."
+RECONNECTING_NOTICE: Final = "Connection lost; reconnecting…"
+RECONNECTED_NOTICE: Final = "Reconnected; the answer continues."
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ class Conversation:
         self._listeners: list[Listener] = []
         self._source: StreamSource | None = None
         self._stop_requested = False
+        self._reconnecting = False
         self._generation = 0  # bumped when the conversation is replaced under a running turn
         self._save_failure_reported = False
         self._choices: dict[tuple[str, str], str] = {}
@@ -389,6 +393,7 @@ class Conversation:
         self._emit_appended(answer)
         self._set_status("streaming")
         self._stop_requested = False
+        self._reconnecting = False
         generation = self._generation
         reader = AssistantContentReader()
         pieces: list[str] = []  # joined once at the end: appending to a str is quadratic
@@ -421,6 +426,13 @@ class Conversation:
     ) -> bool:
         """Apply one stream chunk; False once the stream is terminal."""
         kind = chunk.get("type") if isinstance(chunk, dict) else None
+        if kind == "reconnecting":  # the turn adapter lost its connection and resumes
+            self._reconnecting = True
+            self._emit(Notice(RECONNECTING_NOTICE))
+            return True
+        if self._reconnecting and kind is not None:
+            self._reconnecting = False
+            self._emit(Notice(RECONNECTED_NOTICE))
         if kind == "text":
             text = chunk.get("content")
             if isinstance(text, str) and text:

@@ -4,7 +4,8 @@ Attributes are a shorthand for a chat definition plus presentation options:
 
 | attribute | meaning | default |
 |---|---|---|
-| `endpoint` | Ask service URL (relative stays relative) | `/api/ask` |
+| `protocol` | `ask` (Ask NDJSON) or `turn` (`agentskit.chat.turn` v1 snapshots) | `ask` |
+| `endpoint` | service URL (relative stays relative) | `/api/ask`, or `/api/turn` for `turn` |
 | `corpus`, `persona` | hints sent as query parameters | none |
 | `storage-key` | memory key | `agentskit:ask:<chat-id>` |
 | `legacy-keys` | older keys to migrate, comma or space separated | none |
@@ -36,10 +37,12 @@ from ..protocol.text_metrics import js_is_blank, js_length, js_slice, js_trim
 from ..protocol.wire_json import JSON_INVALID, parse_json
 
 Theme = Literal["light", "dark", "auto"]
+Protocol = Literal["ask", "turn"]
 StorageChoice = Literal["local", "session", "none"]
 Layout = Literal["inline", "launcher"]
 
 DEFAULT_ENDPOINT: Final = "/api/ask"
+DEFAULT_TURN_ENDPOINT: Final = "/api/turn"
 DEFAULT_CHAT_ID: Final = "ask"
 DEFAULT_HEADING: Final = "Ask the docs"
 DEFAULT_PLACEHOLDER: Final = "Ask a question about these docs"
@@ -55,6 +58,7 @@ STRING_MAX_CHARS: Final = 200
 _THEMES: Final = ("light", "dark", "auto")
 _STORAGES: Final = ("local", "session", "none")
 _LAYOUTS: Final = ("inline", "launcher")
+_PROTOCOLS: Final = ("ask", "turn")
 
 DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -115,6 +119,7 @@ class WidgetConfig:
     strings: Mapping[str, str] = field(default_factory=dict)
     """The site's replacements only; `text` falls back to DEFAULT_STRINGS."""
     image_prefix: str | None = None
+    protocol: Protocol = "ask"
 
     def text(self, key: str) -> str:
         """The UI string `key`: the site's replacement, else the default."""
@@ -211,8 +216,11 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
     storage = _optional(attribute("storage")) or "local"
     layout = (_optional(attribute("layout")) or "inline").lower()
     strings = strings_from_attribute(attribute("strings"))
+    protocol = _optional(attribute("protocol")) or "ask"
+    protocol = protocol if protocol in _PROTOCOLS else "ask"
+    default_endpoint = DEFAULT_TURN_ENDPOINT if protocol == "turn" else DEFAULT_ENDPOINT
     return WidgetConfig(
-        endpoint=_optional(attribute("endpoint")) or DEFAULT_ENDPOINT,
+        endpoint=_optional(attribute("endpoint")) or default_endpoint,
         corpus=_optional(attribute("corpus")),
         persona=_optional(attribute("persona")),
         chat_id=chat_id,
@@ -230,4 +238,5 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         layout=layout if layout in _LAYOUTS else "inline",  # type: ignore[arg-type]
         strings=MappingProxyType(strings),
         image_prefix=image_prefix_from_attribute(attribute("images")),
+        protocol=protocol,  # type: ignore[arg-type]
     )

@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | bench`: a thin dispatcher to the modules doing the work."""
+"""`agentskit-web build | serve | demo | serve-ask | ask | turn | bench`: a thin dispatcher."""
 
 from __future__ import annotations
 
@@ -89,6 +89,12 @@ def _ask(rest: list[str]) -> int:
     return ask_cli.main(rest)
 
 
+def _turn(rest: list[str]) -> int:
+    from . import turn as turn_cli
+
+    return turn_cli.main(rest)
+
+
 def _bench(args: argparse.Namespace) -> int:
     from ..bench.__main__ import main as bench_main
 
@@ -101,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_ask(argv[1:])
     if argv[:1] == ["ask"]:
         return _ask(argv[1:])
+    if argv[:1] == ["turn"]:
+        return _turn(argv[1:])
     parser = argparse.ArgumentParser(prog="agentskit-web", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -130,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
     commands.add_parser("ask", help='stream one answer: ask URL "question" (ask --help)')
+    commands.add_parser("turn", help='stream one turn: turn URL "question" (turn --help)')
 
     bench = commands.add_parser("bench", help="browser benchmarks (see agentskit_web.bench)")
     bench.add_argument("rest", nargs=argparse.REMAINDER)

@@ -42,6 +42,8 @@ from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
 from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, SessionStore
 from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
 from .static import bind_socket
+from .turn_app import DEFAULT_TURN_PATH, mount_turn
+from .turn_store import TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
@@ -66,6 +68,7 @@ class AskServeConfig:
     site: Path = Path("docs/site.json")
     docs: Path = Path("docs")
     path: str = DEFAULT_PATH
+    turn_path: str = DEFAULT_TURN_PATH
     auth: str = "anonymous"
     tokens_file: Path | None = None
     rate_capacity: int = DEFAULT_CAPACITY
@@ -134,7 +137,7 @@ def build_app(config: AskServeConfig) -> Starlette:
         except OSError as error:
             raise StartupError(f"Metrics file {config.metrics_file}: {error.strerror}.") from error
     try:
-        return create_ask_app(
+        app = create_ask_app(
             config.site,
             config.docs,
             path=config.path,
@@ -153,8 +156,17 @@ def build_app(config: AskServeConfig) -> Starlette:
             max_streams_per_client=config.max_streams_per_client,
             body_timeout=config.body_timeout,
         )
+        turn_store = TurnSessionStore(
+            config.sessions_db,
+            ttl_seconds=config.session_ttl,
+            max_sessions_per_owner=config.max_sessions_per_subject,
+        )
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
+    if not config.turn_path.startswith("/") or config.turn_path == config.path:
+        raise StartupError("--turn-path must be a path starting with / and differ from --path.")
+    mount_turn(app, turn_store, path=config.turn_path)
+    return app
 
 
 def uvicorn_config(
@@ -217,6 +229,7 @@ def serve_ask(
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
     print(f"Ask backend: http://{shown_host}:{bound_port}{config.path}", flush=True)
+    print(f"Turn endpoint: http://{shown_host}:{bound_port}{config.turn_path}", flush=True)
     server = uvicorn.Server(uvicorn_config(app, config, log_level=log_level))
     try:
         server.run(sockets=[sock])
@@ -235,6 +248,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--host", default="127.0.0.1")
     add("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     add("--path", default=DEFAULT_PATH, help="URL path of the Ask endpoint")
+    add("--turn-path", default=DEFAULT_TURN_PATH, help="URL path of the turn endpoint")
     add("--auth", choices=("anonymous", "bearer"), default="anonymous")
     add("--tokens-file", type=Path, help="bearer mode: lines of 'subject token'")
     add("--rate-capacity", type=int, default=DEFAULT_CAPACITY, help="burst per client")
@@ -304,6 +318,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         site=args.site,
         docs=args.docs,
         path=args.path,
+        turn_path=args.turn_path,
         auth=args.auth,
         tokens_file=args.tokens_file,
         rate_capacity=args.rate_capacity,

@@ -1,7 +1,8 @@
 """`agentskit-web demo`: the built docs site and the Ask backend on one origin.
 
 One Starlette app served by one uvicorn process: the Ask endpoint at
-`/api/ask` (the widget's default endpoint, so no CORS and a CSP of
+`/api/ask` and the turn endpoint at `/api/turn` (with `GET /api/turn/<sessionId>`
+to resume), the widget's endpoints (so no CORS and a CSP of
 `connect-src 'self'`) and `dist/` as static files with the types the page
 needs (`application/wasm` for streaming compilation, `.mjs` as JavaScript).
 The backend indexes `docs/` minus `docs/design/`, exactly the pages the build
@@ -33,6 +34,7 @@ from .static import (
     create_static_app,
     serve_app,
 )
+from .turn_app import DEFAULT_TURN_PATH
 
 
 @dataclass(slots=True)
@@ -43,6 +45,7 @@ class DemoConfig:
     site: Path = Path("docs/site.json")
     docs: Path = Path("docs")
     path: str = DEFAULT_PATH
+    turn_path: str = DEFAULT_TURN_PATH
     exclude: Sequence[str] = field(default_factory=lambda: list(DOCS_EXCLUDE))
     pace_seconds: float = DEMO_PACE_SECONDS
     # Further AskServeConfig settings (auth, rate limits...): tests run the real backend with them.
@@ -58,14 +61,19 @@ def create_demo_app(config: DemoConfig) -> Starlette:
             site=config.site,
             docs=config.docs,
             path=config.path,
+            turn_path=config.turn_path,
             exclude=list(config.exclude),
             pace_seconds=config.pace_seconds,
             **config.backend,
         )
     )
     endpoint = backend.state.ask
-    app = create_static_app(config.dist, routes=[ask_route(endpoint, config.path)])
+    turn = backend.state.turn
+    app = create_static_app(
+        config.dist, routes=[ask_route(endpoint, config.path), *turn.routes(config.turn_path)]
+    )
     app.state.ask = endpoint
+    app.state.turn = turn
     return app
 
 

@@ -8,12 +8,18 @@ Nothing here imports chat/ or protocol/; chat/ imports the port from here.
 
 import sys
 
-from .port import AskTransport, AskTransportResponse, header_value
+from .port import AskTransport, AskTransportResponse, TurnTransport, header_value
 
-__all__ = ["AskTransport", "AskTransportResponse", "default_transport", "header_value"]
+__all__ = [
+    "AskTransport",
+    "AskTransportResponse",
+    "TurnTransport",
+    "default_transport",
+    "header_value",
+]
 
 
-def default_transport() -> AskTransport:
+def default_transport() -> TurnTransport:
     """fetch in Pyodide, httpx on CPython; each imported only on the platform that runs it."""
     if sys.platform == "emscripten":
         from .fetch_transport import FetchTransport

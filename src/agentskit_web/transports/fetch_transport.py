@@ -96,20 +96,30 @@ class FetchTransport:
 
     async def post(self, url: str, headers: Mapping[str, str], body: bytes) -> FetchResponse:
         """Resolve when `fetch` resolves (headers in); cancelling this await aborts the request."""
+        return await self._fetch("POST", url, headers, body)
+
+    async def get(self, url: str, headers: Mapping[str, str]) -> FetchResponse:
+        """GET with `fetch` (the turn adapter's resume), streamed like `post`."""
+        return await self._fetch("GET", url, headers, None)
+
+    async def _fetch(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> FetchResponse:
         import js
         from pyodide.ffi import to_js
 
         controller = js.AbortController.new()
-        init = to_js(
-            {
-                "method": "POST",
-                "headers": dict(headers),
-                "body": body.decode("utf-8"),
-                "signal": controller.signal,
-                "credentials": self._credentials,
-            },
-            dict_converter=js.Object.fromEntries,
-        )
+        options: dict[str, Any] = {
+            "method": method,
+            "headers": dict(headers),
+            "signal": controller.signal,
+            "credentials": self._credentials,
+        }
+        if method == "GET":
+            options["cache"] = "no-store"  # a resumed snapshot must never come from a cache
+        if body is not None:
+            options["body"] = body.decode("utf-8")
+        init = to_js(options, dict_converter=js.Object.fromEntries)
         try:
             response = await js.fetch(url, init)
         except BaseException:

@@ -72,10 +72,19 @@ class HttpxTransport:
 
     async def post(self, url: str, headers: Mapping[str, str], body: bytes) -> HttpxResponse:
         """Resolve when headers are in; cancelling this await releases the connection."""
+        return await self._send("POST", url, headers, body)
+
+    async def get(self, url: str, headers: Mapping[str, str]) -> HttpxResponse:
+        """GET, streamed like `post` (the turn adapter's resume)."""
+        return await self._send("GET", url, headers, None)
+
+    async def _send(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> HttpxResponse:
         client = self._client or self._new_client()
         owned = client if self._client is None else None
         try:
-            request = client.build_request("POST", url, headers=dict(headers), content=body)
+            request = client.build_request(method, url, headers=dict(headers), content=body)
             response = await client.send(request, stream=True)
         except BaseException:
             if owned is not None:

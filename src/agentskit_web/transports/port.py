@@ -1,4 +1,4 @@
-"""The transport port of the Ask adapter: one POST, a streamed body, a way to cancel.
+"""The transport port of the Ask and turn adapters: a POST (and a GET), a streamed body, cancel.
 
 The adapter is pure logic; the I/O lives behind this port so the same code
 runs with the browser's `fetch` (transports/fetch_transport.py), with httpx on
@@ -46,6 +46,14 @@ class AskTransport(Protocol):
 
     async def post(self, url: str, headers: Mapping[str, str], body: bytes) -> AskTransportResponse:
         """POST `body` to `url`; raises on a network failure before headers."""
+        ...
+
+
+class TurnTransport(AskTransport, Protocol):
+    """The Ask port plus a GET, which the turn adapter uses to resume a session."""
+
+    async def get(self, url: str, headers: Mapping[str, str]) -> AskTransportResponse:
+        """GET `url`; resolves when headers are in, raises on a network failure before."""
         ...
 
 
