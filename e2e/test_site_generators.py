@@ -248,15 +248,12 @@ def test_screenshots_on_the_mkdocs_site(page: Page, served: Served) -> None:
             wait_for_state(page, "ready")
             _open_box(page, served.layout)
             sources = page.locator("agentskit-ask .ak-source-list").last
-            expect(sources).to_be_visible()
+            # The sources in the middle of the screen (the page and the log both scroll).
+            sources.evaluate("(el) => el.scrollIntoView({block: 'center'})")
+            expect(sources).to_be_in_viewport()
             _check_layout(page, served.layout, scheme)
-            if served.layout == "inline":
-                # The whole answer on screen: its top at the top of the viewport.
-                page.locator("agentskit-ask .ak-user").last.evaluate(
-                    "(el) => el.scrollIntoView({block: 'start'})"
-                )
             path = ARTIFACTS / f"mkdocs-{served.layout}-{size_name}-{scheme}.png"
-            page.screenshot(path=str(path))
+            page.screenshot(path=str(path), animations="disabled")
             if (served.layout, size_name) in (("inline", "desktop"), ("launcher", "phone")):
                 IMAGES.mkdir(exist_ok=True)
                 shutil.copyfile(path, IMAGES / path.name)
@@ -273,6 +270,9 @@ def _check_layout(page: Page, layout: str, scheme: str) -> None:
         "(el) => matchMedia('(prefers-color-scheme: dark)').matches"
     )
     assert dark == (scheme == "dark")
+    # The site itself follows the scheme too (Material's palette), as the widget does.
+    site_scheme = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
+    assert site_scheme == ("slate" if scheme == "dark" else "default")
     if layout == "launcher":
         button = page.locator("agentskit-ask .ak-launcher").bounding_box()
         assert button is not None

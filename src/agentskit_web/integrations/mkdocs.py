@@ -16,7 +16,8 @@ plugins:
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
 ```
 
-Per page: the loader's `<script type="module">` goes into `<head>`; the
+Per page: the loader's `<script type="module">` goes into `<head>` (with a
+one-line size fix for the Material theme, see THEME_STYLES); the
 `<agentskit-ask>` element goes after the page's content (inline) or before
 `</body>` (launcher). Every site path is written relative to the page with
 MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
@@ -30,7 +31,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mkdocs.config import base
 from mkdocs.config import config_options as c
@@ -55,6 +56,13 @@ from .embed import (
 )
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
+THEME_STYLES: Final[dict[str, str]] = {
+    # Material sets the root font size to 125% and its text to .8rem; the widget sizes
+    # itself in rem, so without this it would be a quarter larger than the page's text.
+    # :where() has no specificity: a site's own `agentskit-ask { ... }` rule still wins.
+    "material": ":where(agentskit-ask){font-size:.8rem}",
+}
+"""Per-theme touches so the widget matches the page's text out of the box."""
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 
@@ -94,6 +102,9 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):
 
     def on_post_page(self, output: str, page: Any, config: Any) -> str:
         script = loader_tag(get_relative_url(loader_path(self.options), page.url))
+        style = THEME_STYLES.get(str(config["theme"].name))
+        if style is not None:
+            script = f"<style>{style}</style>\n{script}"
         output = _insert_before(_HEAD_END, output, script, page)
         if self.options.layout == "launcher":
             output = _insert_before(_BODY_END, output, self._element(page), page)
