@@ -77,7 +77,7 @@ def assets_folder(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip("/"):
         raise EmbedConfigError(f"{name}: expected a folder inside the site, got {value!r}")
     folder = posixpath.normpath(value.strip("/"))
-    if _ABSOLUTE.match(value) or folder.startswith("..") or folder == ".":
+    if _ABSOLUTE.match(value.lstrip("/")) or folder.startswith("..") or folder == ".":
         raise EmbedConfigError(
             f"{name}: {value!r} must be a relative folder inside the built site (e.g. agentskit/)"
         )
