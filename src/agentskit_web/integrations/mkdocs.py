@@ -67,7 +67,7 @@ _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 
 
-class AgentskitAskConfig(base.Config):
+class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     """The plugin's options in mkdocs.yml (types and choices checked by MkDocs first)."""
 
     endpoint = c.Type(str, default=DEFAULT_ENDPOINT)
@@ -82,7 +82,7 @@ class AgentskitAskConfig(base.Config):
     assets_from = c.Optional(c.Dir(exists=True))
 
 
-class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):
+class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
     """Adds the embed to each page and publishes the assets folder after the build."""
 
     def __init__(self) -> None:
