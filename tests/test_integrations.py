@@ -179,3 +179,18 @@ def test_page_paths_match_what_each_generator_publishes() -> None:
     assert directory_page_path(PurePosixPath("guide/index.md")) == "/guide/"
     assert html_page_path(PurePosixPath("guide/setup/charging.md")) == "/guide/setup/charging.html"
     assert html_page_path(PurePosixPath("index.md")) == "/index.html"
+
+
+def test_the_screenshots_in_the_embedding_guide_are_published_beside_it(tmp_path: Path) -> None:
+    """docs/embedding.md shows the e2e's screenshots; the demo site must carry them too."""
+    from agentskit_web.build.files import Paths
+    from agentskit_web.build.pages import render_pages
+
+    files = render_pages(Paths(root=ROOT, dist=tmp_path, cache=tmp_path))
+    page = files["docs/embedding.html"].decode("utf-8")
+    pictures = re.findall(r'<img src="([^"]+)"', page)
+    assert len(pictures) == 4, pictures
+    for src in pictures:
+        published = files[str(PurePosixPath("docs") / src)]
+        assert published == (ROOT / "docs" / src).read_bytes()
+        assert published.startswith(b"\x89PNG") and len(published) < 150_000, src
