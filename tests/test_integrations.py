@@ -194,3 +194,15 @@ def test_the_screenshots_in_the_embedding_guide_are_published_beside_it(tmp_path
         published = files[str(PurePosixPath("docs") / src)]
         assert published == (ROOT / "docs" / src).read_bytes()
         assert published.startswith(b"\x89PNG") and len(published) < 150_000, src
+
+
+def test_without_assets_from_a_shipped_prebuilt_folder_is_used_before_the_checkout(
+    tmp_path: Path, prebuilt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed release (no checkout) copies its package-data folder."""
+    from agentskit_web.integrations import assets_source
+
+    monkeypatch.setattr(assets_source, "PREBUILT", prebuilt)
+    origin = publish_assets(tmp_path / "site" / "agentskit")
+    assert origin == str(prebuilt)
+    assert is_assets_folder(tmp_path / "site" / "agentskit")
