@@ -26,6 +26,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "browser": frozenset({"base", "protocol", "transports", "chat"}),
     "server": frozenset({"base", "protocol", "docs_text"}),
     "build": frozenset({"base", "protocol", "docs_text"}),
+    # The MkDocs plugin and the Sphinx extension publish build/'s assets folder.
+    "integrations": frozenset({"base", "protocol", "docs_text", "build"}),
+    # `agentskit_web.sphinx`, the extension's documented name, re-exports integrations/.
+    "sphinx": frozenset({"integrations"}),
     "bench.page": frozenset({"base", "protocol", "transports", "chat", "browser"}),
     "bench": frozenset(
         {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench.page"}

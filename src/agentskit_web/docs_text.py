@@ -66,6 +66,23 @@ def page_path_for(relative: str | PurePosixPath) -> str:
     return "/docs/" + str(posix.with_suffix(".html"))
 
 
+def directory_page_path(relative: str | PurePosixPath) -> str:
+    """Where MkDocs (`use_directory_urls`, its default) publishes a page: `a/b.md` -> `/a/b/`.
+
+    `index.md` and `README.md` name their folder (`a/index.md` -> `/a/`), as in MkDocs.
+    Pass it as the Ask backend's `page_path` so sources cite the pages MkDocs wrote.
+    """
+    posix = PurePosixPath(relative).with_suffix("")
+    folder = posix.parent if posix.name in ("index", "README") else posix
+    return "/" if str(folder) == "." else f"/{folder}/"
+
+
+def html_page_path(relative: str | PurePosixPath) -> str:
+    """Where Sphinx's html builder (and MkDocs without directory URLs) publishes a page:
+    `a/b.md` -> `/a/b.html`, for the Ask backend's `page_path`."""
+    return "/" + str(PurePosixPath(relative).with_suffix(".html"))
+
+
 def heading_text(token: Token) -> str:
     """Heading text for slugs and titles: inline code without backticks, as GitHub does."""
     return "".join(

@@ -50,6 +50,10 @@ def render_pages(paths: Paths) -> dict[str, bytes]:
             files[PurePosixPath(KNOWLEDGE_FILE)] = compiled.data
     except (SiteError, FaqError) as error:
         raise BuildError(str(error)) from None
+    # Pictures the pages show (docs/images/, e.g. embedding.md's screenshots), beside them.
+    images = paths.docs / "images"
+    for picture in sorted(images.glob("*.png")) if images.is_dir() else []:
+        files[PurePosixPath("docs/images") / picture.name] = picture.read_bytes()
     for name in SITE_FILES:
         source = paths.web / name
         if not source.is_file():

@@ -1,0 +1,135 @@
+"""The MkDocs plugin `agentskit-ask`: the Ask widget on every page of an MkDocs site.
+
+```yaml
+plugins:
+  - search
+  - agentskit-ask:
+      endpoint: /api/ask        # a URL, a /-rooted path, or a path inside the site
+      layout: launcher          # inline (a box under each page's content) or launcher
+      boot: intent              # intent, idle or eager
+      corpus: docs              # optional hints sent to the backend
+      persona: guide
+      knowledge: faq.json       # optional local FAQ artifact
+      storage_key: mysite:ask   # optional memory key
+      theme: auto               # auto, light or dark
+      assets_path: agentskit/   # where the assets folder goes inside the site
+      assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
+```
+
+Per page: the loader's `<script type="module">` goes into `<head>` (with a
+one-line size fix for the Material theme, see THEME_STYLES); the
+`<agentskit-ask>` element goes after the page's content (inline) or before
+`</body>` (launcher). Every site path is written relative to the page with
+MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
+deep and a site published under a sub-path all work. After the build, the
+assets folder is written into `site_dir`. A bad value stops `mkdocs build`
+with `Plugin 'agentskit-ask' option '...'` and the accepted values.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any, Final
+
+from mkdocs.config import base
+from mkdocs.config import config_options as c
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin
+from mkdocs.utils import get_relative_url
+
+from ..build.files import BuildError
+from .assets_source import publish_assets
+from .embed import (
+    BOOTS,
+    DEFAULT_ASSETS_PATH,
+    DEFAULT_ENDPOINT,
+    LAYOUTS,
+    THEMES,
+    EmbedConfigError,
+    EmbedOptions,
+    element_tag,
+    embed_options,
+    loader_path,
+    loader_tag,
+)
+
+log = logging.getLogger("mkdocs.plugins.agentskit-ask")
+THEME_STYLES: Final[dict[str, str]] = {
+    # Material sets the root font size to 125% and its text to .8rem; the widget sizes
+    # itself in rem, so without this it would be a quarter larger than the page's text.
+    # :where() has no specificity: a site's own `agentskit-ask { ... }` rule still wins.
+    "material": ":where(agentskit-ask){font-size:.8rem}",
+}
+"""Per-theme touches so the widget matches the page's text out of the box."""
+_HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
+_BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
+
+
+class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
+    """The plugin's options in mkdocs.yml (types and choices checked by MkDocs first)."""
+
+    endpoint = c.Type(str, default=DEFAULT_ENDPOINT)
+    corpus = c.Optional(c.Type(str))
+    persona = c.Optional(c.Type(str))
+    boot = c.Choice(BOOTS, default="intent")
+    layout = c.Choice(LAYOUTS, default="inline")
+    knowledge = c.Optional(c.Type(str))
+    storage_key = c.Optional(c.Type(str))
+    theme = c.Choice(THEMES, default="auto")
+    assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
+    assets_from = c.Optional(c.Dir(exists=True))
+
+
+class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
+    """Adds the embed to each page and publishes the assets folder after the build."""
+
+    def __init__(self) -> None:
+        self.options = EmbedOptions()
+
+    def on_config(self, config: Any) -> Any:
+        try:
+            self.options = embed_options(dict(self.config))
+        except EmbedConfigError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
+        return config
+
+    def on_page_content(self, html: str, page: Any, config: Any, files: Any) -> str:
+        if self.options.layout != "inline":
+            return html
+        return html + "\n" + self._element(page)
+
+    def on_post_page(self, output: str, page: Any, config: Any) -> str:
+        script = loader_tag(get_relative_url(loader_path(self.options), page.url))
+        style = THEME_STYLES.get(str(config["theme"].name))
+        if style is not None:
+            script = f"<style>{style}</style>\n{script}"
+        output = _insert_before(_HEAD_END, output, script, page)
+        if self.options.layout == "launcher":
+            output = _insert_before(_BODY_END, output, self._element(page), page)
+        return output
+
+    def on_post_build(self, config: Any) -> None:
+        target = Path(config["site_dir"]) / self.options.assets_path
+        source = self.config.assets_from
+        try:
+            origin = publish_assets(target, Path(source) if source else None, log.debug)
+        except BuildError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
+        log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+
+    def _element(self, page: Any) -> str:
+        return element_tag(self.options, lambda target: get_relative_url(target, page.url))
+
+
+def _insert_before(pattern: re.Pattern[str], output: str, text: str, page: Any) -> str:
+    """`text` just before the last match of `pattern`; a theme without it is a clear error."""
+    found = list(pattern.finditer(output))
+    if not found:
+        raise PluginError(
+            f"agentskit-ask: the page {page.file.src_uri} has no {pattern.pattern} to add "
+            "the embed to (does the theme write a full HTML document?)"
+        )
+    at = found[-1].start()
+    return output[:at] + text + "\n" + output[at:]

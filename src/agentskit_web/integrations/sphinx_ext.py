@@ -1,0 +1,111 @@
+"""The Sphinx extension: the Ask widget on every HTML page of a Sphinx site.
+
+```python
+extensions = ["agentskit_web.sphinx"]
+agentskit_ask_endpoint = "/api/ask"
+agentskit_ask_layout = "launcher"     # or "inline"
+agentskit_ask_boot = "intent"         # or "idle", "eager"
+agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key
+agentskit_ask_theme = "auto"
+agentskit_ask_assets_path = "agentskit/"
+agentskit_ask_assets_from = None      # a folder `agentskit-web assets` wrote
+```
+
+Per page (`html-page-context`): the loader's script tag and the
+`<agentskit-ask>` element are appended to the page's body, every site path
+made relative with the page's own `pathto`, so pages in sub-folders and the
+`dirhtml` builder work without configuration. Putting both in the body rather
+than in theme blocks keeps the extension independent of the theme. At
+`build-finished` the assets folder is written into the output folder. A bad
+value stops the build at `config-inited` with a ConfigError naming the setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+from sphinx.application import Sphinx
+from sphinx.errors import ConfigError, ExtensionError
+from sphinx.util import logging
+
+from ..build.files import BuildError
+from .assets_source import publish_assets
+from .embed import (
+    DEFAULT_ASSETS_PATH,
+    DEFAULT_ENDPOINT,
+    EmbedConfigError,
+    element_tag,
+    embed_options,
+    loader_path,
+    loader_tag,
+)
+
+PREFIX: Final = "agentskit_ask_"
+SETTINGS: Final[dict[str, object]] = {
+    "endpoint": DEFAULT_ENDPOINT,
+    "corpus": None,
+    "persona": None,
+    "boot": "intent",
+    "layout": "inline",
+    "knowledge": None,
+    "storage_key": None,
+    "theme": "auto",
+    "assets_path": DEFAULT_ASSETS_PATH,
+    "assets_from": None,
+}
+HTML_FORMATS: Final = ("html",)
+log = logging.getLogger(__name__)
+
+
+def _settings(app: Sphinx) -> dict[str, object]:
+    return {name: getattr(app.config, PREFIX + name) for name in SETTINGS}
+
+
+def _validate(app: Sphinx, config: Any) -> None:
+    try:
+        app.agentskit_ask_options = embed_options(_settings(app), PREFIX)  # type: ignore[attr-defined]
+    except EmbedConfigError as error:
+        raise ConfigError(str(error)) from error
+    source = app.config.agentskit_ask_assets_from
+    if source is not None and not isinstance(source, str | Path):
+        raise ConfigError(f"{PREFIX}assets_from: expected a folder path, got {source!r}")
+
+
+def _page(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    if app.builder.format not in HTML_FORMATS or "body" not in context:
+        return
+    options = app.agentskit_ask_options  # type: ignore[attr-defined]
+    pathto = context["pathto"]
+
+    def relative(target: str) -> str:
+        return str(pathto(target, 1))
+
+    context["body"] += (
+        "\n" + loader_tag(relative(loader_path(options))) + "\n" + element_tag(options, relative)
+    )
+
+
+def _publish(app: Sphinx, exception: BaseException | None) -> None:
+    if exception is not None or app.builder.format not in HTML_FORMATS:
+        return
+    options = app.agentskit_ask_options  # type: ignore[attr-defined]
+    source = app.config.agentskit_ask_assets_from
+    target = Path(app.outdir) / options.assets_path
+    try:
+        origin = publish_assets(target, Path(app.confdir, source) if source else None, log.debug)
+    except BuildError as error:
+        raise ExtensionError(f"agentskit-ask: {error}") from error
+    log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Register the `agentskit_ask_*` settings and the three events (see the module doc)."""
+    for name, default in SETTINGS.items():
+        app.add_config_value(PREFIX + name, default, "html")
+    app.connect("config-inited", _validate)
+    app.connect("html-page-context", _page)
+    app.connect("build-finished", _publish)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,208 @@
+"""The MkDocs plugin and the Sphinx extension, run by the real generators on the fixture docs.
+
+The e2e (e2e/test_site_generators.py) builds with the real assets folder and
+drives Chromium; these tests are the quick part: settings validation (a bad
+value stops the build and names the setting), the page-relative embed on
+pages two folders deep, and publishing from a prebuilt folder (`assets_from`,
+what a pip-installed package without a checkout uses), with a stand-in
+folder of two small files so nothing heavy is built.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+
+import pytest
+
+from agentskit_web.docs_text import directory_page_path, html_page_path
+from agentskit_web.integrations.assets_source import is_assets_folder, publish_assets
+from agentskit_web.integrations.embed import (
+    EmbedConfigError,
+    assets_folder,
+    element_tag,
+    embed_options,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SITES = ROOT / "fixtures" / "sites"
+DOCS = SITES / "docs"
+SCRIPT = re.compile(r'<script type="module" src="([^"]+)"></script>')
+ELEMENT = re.compile(r"<agentskit-ask ([^>]*)></agentskit-ask>")
+
+
+@pytest.fixture
+def prebuilt(tmp_path: Path) -> Path:
+    """A stand-in for a folder `agentskit-web assets` wrote: its loader and its manifest."""
+    folder = tmp_path / "prebuilt"
+    (folder / "runtime.0123456789abcdef").mkdir(parents=True)
+    (folder / "agentskit-ask.js").write_text("// loader\n", encoding="utf-8")
+    (folder / "assets.json").write_text("{}\n", encoding="utf-8")
+    (folder / "runtime.0123456789abcdef" / "pyodide.mjs").write_text("//\n", encoding="utf-8")
+    return folder
+
+
+def _mkdocs(tmp_path: Path, options: str) -> subprocess.CompletedProcess[str]:
+    config = (SITES / "mkdocs" / "mkdocs.yml").read_text(encoding="utf-8")
+    config = config.replace("docs_dir: ../docs", f"docs_dir: {DOCS}")
+    config = config.replace(
+        "      storage_key: lumen:ask\n", f"      storage_key: lumen:ask\n{options}"
+    )
+    written = tmp_path / "mkdocs.yml"
+    written.write_text(config, encoding="utf-8")
+    command = ["-m", "mkdocs", "build", "-q", "-f", str(written), "-d", str(tmp_path / "site")]
+    return subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
+
+
+def _sphinx(tmp_path: Path, *settings: str) -> subprocess.CompletedProcess[str]:
+    command = ["-m", "sphinx", "-q", "-b", "html", "-c", str(SITES / "sphinx")]
+    for setting in settings:
+        command += ["-D", setting]
+    command += [str(DOCS), str(tmp_path / "site")]
+    return subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
+
+
+def _embed(page: Path) -> tuple[str, dict[str, str]]:
+    text = page.read_text(encoding="utf-8")
+    scripts = SCRIPT.findall(text)
+    elements = ELEMENT.findall(text)
+    assert len(scripts) == 1 and len(elements) == 1, (scripts, elements)
+    return scripts[0], dict(re.findall(r'([a-z-]+)="([^"]*)"', elements[0]))
+
+
+def test_mkdocs_writes_the_embed_relative_to_each_page_and_copies_prebuilt_assets(
+    tmp_path: Path, prebuilt: Path
+) -> None:
+    done = _mkdocs(tmp_path, f"      assets_from: {prebuilt}\n      layout: launcher\n")
+    assert done.returncode == 0, done.stderr
+    site = tmp_path / "site"
+    deep, attributes = _embed(site / "guide" / "setup" / "charging" / "index.html")
+    assert deep == "../../../agentskit/agentskit-ask.js"
+    assert attributes == {
+        "endpoint": "/api/ask",
+        "corpus": "docs",
+        "persona": "guide",
+        "boot": "intent",
+        "layout": "launcher",
+        "theme": "auto",
+        "storage-key": "lumen:ask",
+    }
+    assert _embed(site / "index.html")[0] == "agentskit/agentskit-ask.js"
+    assert is_assets_folder(site / "agentskit")
+    assert (site / "agentskit" / "runtime.0123456789abcdef" / "pyodide.mjs").is_file()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("      layout: sidebar\n", "layout"),
+        ("      boot: soon\n", "boot"),
+        ("      corpus: 'my docs'\n", "corpus"),
+        ("      assets_path: ../outside\n", "assets_path"),
+        ("      endpoint: 'api ask'\n", "endpoint"),
+    ],
+)
+def test_a_bad_mkdocs_setting_stops_the_build_and_names_it(
+    tmp_path: Path, option: str, message: str
+) -> None:
+    done = _mkdocs(tmp_path, option)
+    assert done.returncode != 0
+    assert message in done.stderr and "agentskit-ask" in done.stderr, done.stderr
+    assert not (tmp_path / "site" / "index.html").exists()
+
+
+def test_sphinx_writes_the_embed_relative_to_each_page_and_copies_prebuilt_assets(
+    tmp_path: Path, prebuilt: Path
+) -> None:
+    done = _sphinx(
+        tmp_path,
+        f"agentskit_ask_assets_from={prebuilt}",
+        "agentskit_ask_knowledge=faq/knowledge.json",
+        "agentskit_ask_assets_path=static/ask",
+    )
+    assert done.returncode == 0, done.stderr
+    site = tmp_path / "site"
+    deep, attributes = _embed(site / "guide" / "setup" / "charging.html")
+    assert deep == "../../static/ask/agentskit-ask.js"
+    # A site path is written relative to the page; a /-rooted endpoint is left as it is.
+    assert attributes["knowledge"] == "../../faq/knowledge.json"
+    assert attributes["endpoint"] == "/api/ask"
+    assert attributes["layout"] == "inline"
+    assert _embed(site / "index.html")[0] == "static/ask/agentskit-ask.js"
+    assert is_assets_folder(site / "static" / "ask")
+
+
+def test_a_bad_sphinx_setting_stops_the_build_and_names_it(tmp_path: Path) -> None:
+    done = _sphinx(tmp_path, "agentskit_ask_layout=sidebar")
+    assert done.returncode != 0
+    assert "agentskit_ask_layout" in done.stderr and "inline, launcher" in done.stderr
+    assert not (tmp_path / "site" / "index.html").exists()
+
+
+def test_options_are_validated_with_the_setting_named() -> None:
+    assert embed_options({}).layout == "inline"
+    assert (
+        embed_options({"boot": "eager", "endpoint": "https://ask.example.org/v1"}).boot == "eager"
+    )
+    with pytest.raises(EmbedConfigError, match="agentskit_ask_theme: 'blue' is not one of"):
+        embed_options({"theme": "blue"}, "agentskit_ask_")
+    with pytest.raises(EmbedConfigError, match="storage_key"):
+        embed_options({"storage_key": "a key with spaces"})
+    with pytest.raises(EmbedConfigError, match="knowledge"):
+        embed_options({"knowledge": 'x"><script>'})
+    assert assets_folder("assets_path", "/agentskit") == "agentskit/"
+    assert assets_folder("assets_path", "a/b") == "a/b/"
+    for bad in ("", "/", "..", "../x", "https://cdn.example/x", "."):
+        with pytest.raises(EmbedConfigError, match="assets_path"):
+            assets_folder("assets_path", bad)
+
+
+def test_the_element_escapes_and_relativises_only_site_paths() -> None:
+    options = embed_options({"knowledge": "faq.json", "endpoint": "https://x.example/ask?a=1&b=2"})
+    tag = element_tag(options, lambda target: "../" + target)
+    assert 'knowledge="../faq.json"' in tag
+    assert 'endpoint="https://x.example/ask?a=1&amp;b=2"' in tag
+
+
+def test_publishing_from_a_folder_that_is_not_an_assets_folder_names_it(tmp_path: Path) -> None:
+    from agentskit_web.build.files import BuildError
+
+    with pytest.raises(BuildError, match=r"assets_from: .* is not a folder written by"):
+        publish_assets(tmp_path / "out", tmp_path)
+
+
+def test_page_paths_match_what_each_generator_publishes() -> None:
+    assert directory_page_path(PurePosixPath("index.md")) == "/"
+    assert directory_page_path(PurePosixPath("guide/setup/charging.md")) == "/guide/setup/charging/"
+    assert directory_page_path(PurePosixPath("guide/index.md")) == "/guide/"
+    assert html_page_path(PurePosixPath("guide/setup/charging.md")) == "/guide/setup/charging.html"
+    assert html_page_path(PurePosixPath("index.md")) == "/index.html"
+
+
+def test_the_screenshots_in_the_embedding_guide_are_published_beside_it(tmp_path: Path) -> None:
+    """docs/embedding.md shows the e2e's screenshots; the demo site must carry them too."""
+    from agentskit_web.build.files import Paths
+    from agentskit_web.build.pages import render_pages
+
+    files = render_pages(Paths(root=ROOT, dist=tmp_path, cache=tmp_path))
+    page = files["docs/embedding.html"].decode("utf-8")
+    pictures = re.findall(r'<img src="([^"]+)"', page)
+    assert len(pictures) == 4, pictures
+    for src in pictures:
+        published = files[str(PurePosixPath("docs") / src)]
+        assert published == (ROOT / "docs" / src).read_bytes()
+        assert published.startswith(b"\x89PNG") and len(published) < 150_000, src
+
+
+def test_without_assets_from_a_shipped_prebuilt_folder_is_used_before_the_checkout(
+    tmp_path: Path, prebuilt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An installed release (no checkout) copies its package-data folder."""
+    from agentskit_web.integrations import assets_source
+
+    monkeypatch.setattr(assets_source, "PREBUILT", prebuilt)
+    origin = publish_assets(tmp_path / "site" / "agentskit")
+    assert origin == str(prebuilt)
+    assert is_assets_folder(tmp_path / "site" / "agentskit")
