@@ -4,6 +4,10 @@ Every page a test opens is watched: a request to any origin other than the test
 server fails the test (and is aborted, so nothing leaves the machine), and so
 does any uncaught page error or console error, unless the test is marked
 `console_errors_expected` (the boot-failure test provokes them on purpose).
+
+Every page also reports the modules it imports (module_record.py); at the end of the
+session every standard-library module a page tried to import must be in the served,
+trimmed python_stdlib.zip, and `--record-modules FILE` writes the measured list.
 """
 
 from __future__ import annotations
@@ -18,6 +22,39 @@ from agentskit_web.bench.harness import chromium_launch_options
 from agentskit_web.build.site import build
 from agentskit_web.server.static import StaticSite
 from e2e_support import ROOT, Watch
+from module_record import ModuleRecorder, missing_from, wrap_new_context
+
+STOCK_STDLIB = ROOT / "web/node_modules/pyodide/python_stdlib.zip"
+RECORDER = ModuleRecorder()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-modules",
+        type=Path,
+        default=None,
+        help="write the standard-library modules the pages imported to this file",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _measured_imports(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests marked `unmeasured_imports` import modules no journey needs: not recorded."""
+    RECORDER.paused = request.node.get_closest_marker("unmeasured_imports") is not None
+    yield
+    RECORDER.paused = False
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _page_modules(request: pytest.FixtureRequest, dist: Path) -> Iterator[None]:
+    """After the session: write the measurement if asked; every recorded module is shipped."""
+    yield
+    target = request.config.getoption("--record-modules")
+    if target is not None:
+        RECORDER.write(target, STOCK_STDLIB)
+    wanted = RECORDER.stdlib_names(STOCK_STDLIB)
+    missing = missing_from(dist / "runtime/pyodide/python_stdlib.zip", wanted)
+    assert not missing, f"pages imported standard-library modules the build trimmed: {missing}"
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +75,8 @@ def site(dist: Path) -> Iterator[StaticSite]:
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(**chromium_launch_options())
+        # Instance attribute: every context any test opens reports its pages' imports.
+        launched.new_context = wrap_new_context(launched.new_context, RECORDER)  # type: ignore[method-assign]
         try:
             yield launched
         finally:

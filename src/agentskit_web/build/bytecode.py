@@ -50,7 +50,7 @@ from pathlib import Path, PurePosixPath
 from .files import sha256_file
 
 # Bump when the output layout changes, so cached wheels are rebuilt.
-LAYOUT_VERSION = "2"
+LAYOUT_VERSION = "3"
 SCRIPT_NAME = "compile_wheels.mjs"
 CACHE_FOLDER = "pyc-wheels"
 NODE_TIMEOUT_S = 600
@@ -68,6 +68,11 @@ STDLIB_CACHE_FOLDER = "pyc-stdlib"
 UNCHECKED_HASH_FLAGS = 0b01
 # Unix mode for members the build adds (and originals that carry none).
 DEFAULT_MODE = 0o644
+# How every member of a served archive (wheels, python_stdlib.zip) is stored: uncompressed,
+# so the HTTP layer's gzip/brotli compresses the archive as one stream. Deflated members
+# cannot be compressed again (gzip saved nothing on them) and brotli on stored members
+# beats per-member deflate by a wide margin (measured in docs/design/architecture.md).
+MEMBER_COMPRESSION = zipfile.ZIP_STORED
 
 
 class CompileError(RuntimeError):
@@ -286,8 +291,8 @@ def compile_stdlib(archive: Path, compiler: Compiler, cache: Path) -> tuple[bool
 def repack_stdlib(archive: Path, folder: Path, target: Path, magic: bytes) -> None:
     """Each `x.py` member swapped in place for `x.pyc` from `folder`; the rest unchanged.
 
-    Every member keeps its position, date, mode and compression method, so zipimport
-    sees the same tree with bytecode where the sources were.
+    Every member keeps its position, date and mode, so zipimport sees the same tree with
+    bytecode where the sources were; all are stored uncompressed (MEMBER_COMPRESSION).
     """
     with zipfile.ZipFile(archive) as source:
         infos = source.infolist()
@@ -309,9 +314,9 @@ def _is_source(info: zipfile.ZipInfo) -> bool:
 
 
 def _same_entry(original: zipfile.ZipInfo, name: str) -> zipfile.ZipInfo:
-    """A new entry named `name` with the original's date, mode and compression method."""
+    """A new entry named `name` with the original's date and mode, stored uncompressed."""
     info = zipfile.ZipInfo(name, date_time=original.date_time)
-    info.compress_type = original.compress_type
+    info.compress_type = MEMBER_COMPRESSION
     info.create_system = original.create_system
     info.external_attr = original.external_attr
     return info
@@ -341,7 +346,7 @@ def repack(
         record_name = f"{dist_info}/RECORD"
         record: list[tuple[str, bytes]] = []
         retagged = False
-        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        with zipfile.ZipFile(target, "w", compression=MEMBER_COMPRESSION) as out:
             members = _sourceless if sourceless else _with_sources
             for name, data, info in members(source, infos, folder, compiler, magic, dist_info):
                 if name == record_name:
@@ -450,9 +455,9 @@ def _write(
     original: zipfile.ZipInfo | None,
     record: list[tuple[str, bytes]] | None,
 ) -> None:
-    """One deflated member; an original's date and mode are kept (a .so stays 0755)."""
+    """One stored member; an original's date and mode are kept (a .so stays 0755)."""
     info = zipfile.ZipInfo(name, date_time=original.date_time if original else ADDED_DATE)
-    info.compress_type = zipfile.ZIP_DEFLATED
+    info.compress_type = MEMBER_COMPRESSION
     mode = (original.external_attr >> 16) & 0o7777 if original else 0
     info.external_attr = (stat.S_IFREG | (mode or DEFAULT_MODE)) << 16
     out.writestr(info, data)
