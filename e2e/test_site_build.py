@@ -61,6 +61,16 @@ def test_pins_match_the_manifest_and_pyproject(dist: Path) -> None:
     assert package["dependencies"]["@pyscript/core"] == manifest["runtime"]["pyscript"]
 
 
+def test_served_archives_store_their_members_uncompressed(dist: Path) -> None:
+    """gzip/brotli on the wire can only compress what the archive did not deflate itself."""
+    archives = [*(dist / "wheels").glob("*.whl"), dist / "runtime/pyodide/python_stdlib.zip"]
+    assert len(archives) > 2
+    for path in archives:
+        with zipfile.ZipFile(path) as archive:
+            methods = {info.compress_type for info in archive.infolist()}
+        assert methods == {zipfile.ZIP_STORED}, (path.name, methods)
+
+
 def test_third_party_wheels_are_sourceless_and_our_own_wheels_keep_sources(dist: Path) -> None:
     for wheel in sorted((dist / "wheels").glob("*.whl")):
         with zipfile.ZipFile(wheel) as archive:

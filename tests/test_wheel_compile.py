@@ -352,7 +352,8 @@ def test_stdlib_zip_has_pycs_at_the_source_paths_other_members_identical(
         for old, new in zip(before.infolist(), after.infolist(), strict=True):
             assert new.date_time == old.date_time, new.filename
             assert new.external_attr == old.external_attr, new.filename
-            assert new.compress_type == old.compress_type, new.filename
+            # Stored, whatever the input used: HTTP compression does the rest.
+            assert new.compress_type == zipfile.ZIP_STORED, new.filename
             if new.filename.endswith(".pyc"):
                 assert_unchecked_hash_314(after.read(new), new.filename)
             else:

@@ -44,7 +44,7 @@ import codecs
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .ask_events import ask_event_or_none
+from .ask_events import ask_event_wire_from_parsed
 from .diagnostics import AskDecodeResult
 from .limits import ASK_LINE_MAX_BYTES, ASK_MAX_RECORDS_PER_DECODE, ASK_PARTIAL_LINE_MAX_BYTES
 from .text_metrics import js_trim, utf8_length
@@ -85,11 +85,10 @@ def _decode_line(line: str, stats: AskStreamStats) -> dict[str, Any] | None:
     if not candidate:
         return None
     parsed = parse_json(candidate)
-    event = None if parsed is JSON_INVALID else ask_event_or_none(parsed)
+    event = None if parsed is JSON_INVALID else ask_event_wire_from_parsed(parsed)
     if event is None:
         stats.invalid_lines += 1
-        return None
-    return event.to_wire()
+    return event
 
 
 def _decode_lines(lines: list[str], stats: AskStreamStats) -> list[dict[str, Any]]:

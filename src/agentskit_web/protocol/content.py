@@ -92,6 +92,21 @@ def is_assistant_content_candidate(value: object) -> bool:
 # ---------------------------------------------------------------- records
 
 
+def _text_part_wire(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A text record checked by hand (an exact `str` within the code-point bound), else None.
+
+    Accepts what `AssistantTextPart` accepts for a plain `str` (extra keys are ignored,
+    as the model ignores them) without building a model per record; anything else is
+    left to the model.
+    """
+    text = record.get("text")
+    if type(text) is not str:
+        return None
+    if not 1 <= code_point_length(text) <= ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS:
+        return None
+    return {"kind": "text", "text": text}
+
+
 def _part_from_wire(record: Any) -> dict[str, Any] | None:
     """The canonical wire dict of one parsed record, or None when invalid; never raises."""
     try:
@@ -99,7 +114,8 @@ def _part_from_wire(record: Any) -> dict[str, Any] | None:
             return None
         kind = record.get("kind")
         if kind == "text" and type(kind) is str:
-            return AssistantTextPart.model_validate(record).to_wire()
+            fast = _text_part_wire(record) if type(record) is dict else None
+            return fast or AssistantTextPart.model_validate(record).to_wire()
         if kind == "component" and type(kind) is str:
             frame = component_frame_or_none(record.get("frame"))
             return None if frame is None else {"kind": "component", "frame": frame.to_wire()}

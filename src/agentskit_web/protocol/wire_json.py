@@ -51,11 +51,10 @@ def _parse_int(text: str) -> int:
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _RejectedJson("duplicate key")
-        result[key] = value
+    # dict() runs in C; a duplicate key is the only way it can come out shorter.
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _RejectedJson("duplicate key")
     return result
 
 
