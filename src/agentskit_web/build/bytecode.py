@@ -43,7 +43,7 @@ import stat
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -151,6 +151,7 @@ class _Job:
     wheel: Path
     target: Path
     sourceless: bool
+    drop: tuple[str, ...] = ()
 
     @property
     def layout(self) -> str:
@@ -163,22 +164,26 @@ def compile_wheels(
     cache: Path,
     *,
     keep_sources: Collection[Path] = (),
+    drops: Mapping[Path, tuple[str, ...]] | None = None,
 ) -> tuple[bool, list[Path]]:
     """The compiled wheel for each input (same order); True if any had to be compiled.
 
     Wheels in `keep_sources` keep their .py files beside `__pycache__`; every other
-    wheel becomes sourceless. Cache misses are compiled together in one Node run
-    (Pyodide boots once). Cache entries no input uses any more are removed.
+    wheel becomes sourceless. `drops` names, per input wheel, member paths (a trailing
+    `/` takes a folder) left out of the output. Cache misses are compiled together in
+    one Node run (Pyodide boots once). Cache entries no input uses any more are removed.
     """
     root = cache / CACHE_FOLDER
     key = compiler.key()
     jobs = []
     for wheel in wheels:
         sourceless = wheel not in keep_sources
+        drop = tuple(sorted((drops or {}).get(wheel, ())))
         name = compiled_name(wheel.name, compiler.python, sourceless=sourceless)
         layout = SOURCELESS if sourceless else SOURCES
-        folder = root / f"{sha256_file(wheel)[:24]}-{key}-{layout}"
-        jobs.append(_Job(wheel, folder / name, sourceless))
+        dropped = hashlib.sha256("\0".join(drop).encode()).hexdigest()[:8] if drop else "all"
+        folder = root / f"{sha256_file(wheel)[:24]}-{key}-{layout}-{dropped}"
+        jobs.append(_Job(wheel, folder / name, sourceless, drop))
     missing = [job for job in jobs if not job.target.is_file()]
     if missing:
         root.mkdir(parents=True, exist_ok=True)
@@ -203,7 +208,9 @@ def _compile_missing(jobs: list[_Job], compiler: Compiler, root: Path) -> None:
         magic = run_node(compiler, folders)
         for job, (_layout, folder) in zip(jobs, folders, strict=True):
             staged = Path(scratch) / job.target.name
-            repack(job.wheel, folder, staged, compiler, magic, sourceless=job.sourceless)
+            repack(
+                job.wheel, folder, staged, compiler, magic, sourceless=job.sourceless, drop=job.drop
+            )
             job.target.parent.mkdir(parents=True, exist_ok=True)
             staged.replace(job.target)
 
@@ -333,15 +340,18 @@ def repack(
     magic: bytes,
     *,
     sourceless: bool,
+    drop: tuple[str, ...] = (),
 ) -> None:
     """`wheel` with the .pyc files compiled into `folder`, WHEEL and RECORD updated.
 
     Sourceless: each compiled .py member is replaced, in place, by its .pyc. With
     sources: every original member keeps its bytes and order, the `__pycache__` members
-    go just before the .dist-info folder. Either way RECORD stays last.
+    go just before the .dist-info folder. Either way RECORD stays last. Members named
+    by `drop` (a path, or a folder ending in `/`) are left out; each entry must match.
     """
     with zipfile.ZipFile(wheel) as source:
         infos = [info for info in source.infolist() if not info.is_dir()]
+        infos = _without(infos, drop, wheel.name)
         dist_info = _dist_info(wheel, [info.filename for info in infos])
         record_name = f"{dist_info}/RECORD"
         record: list[tuple[str, bytes]] = []
@@ -360,6 +370,22 @@ def repack(
             lines = [f"{name},sha256={_b64(data)},{len(data)}" for name, data in record]
             lines.append(f"{record_name},,")
             _write(out, record_name, ("\n".join(lines) + "\n").encode(), None, None)
+
+
+def _without(
+    infos: list[zipfile.ZipInfo], drop: tuple[str, ...], wheel: str
+) -> list[zipfile.ZipInfo]:
+    """`infos` less the members `drop` names; an entry that matches nothing is an error."""
+    if not drop:
+        return infos
+
+    def dropped(name: str, entry: str) -> bool:
+        return name.startswith(entry) if entry.endswith("/") else name == entry
+
+    unmatched = [e for e in drop if not any(dropped(i.filename, e) for i in infos)]
+    if unmatched:
+        raise CompileError(f"{wheel}: nothing to drop at {unmatched[0]} (the wheel changed?)")
+    return [i for i in infos if not any(dropped(i.filename, e) for e in drop)]
 
 
 # One output member: name, bytes, and the original entry it comes from (None: added).
