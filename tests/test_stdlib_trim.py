@@ -130,7 +130,7 @@ def test_a_trimmed_module_fails_naming_it_and_how_to_keep_it(trimmed_on_path: Pa
     message = str(caught.value)
     assert "'akt_c'" in message and "[stdlib]" in message and "web/wheels.toml" in message
     assert "akt_c" not in sys.modules  # never half-imported
-    with pytest.raises(ModuleNotFoundError, match="'akt_pkg.akt_other'"):
+    with pytest.raises(ModuleNotFoundError, match=r"'akt_pkg\.akt_other'"):
         importlib.import_module("akt_pkg.akt_other")
 
 

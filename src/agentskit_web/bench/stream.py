@@ -55,8 +55,10 @@ YARDSTICK = """
       case "tool": return closed(e, ["type", "id", "name", "args"]) && str(e.id, 0, limits.id)
         && str(e.name, 0, limits.name) && isObject(e.args)
         && Object.keys(e.args).every((k) => k.length <= limits.argKey);
-      case "done": return closed(e, ["type", "model"]) && (e.model === undefined || str(e.model, 0, limits.model));
-      case "error": return closed(e, ["type", "message", "code", "retryable"]) && str(e.message, 1, limits.message);
+      case "done": return closed(e, ["type", "model"])
+        && (e.model === undefined || str(e.model, 0, limits.model));
+      case "error": return closed(e, ["type", "message", "code", "retryable"])
+        && str(e.message, 1, limits.message);
       default: return false;
     }
   };
@@ -70,8 +72,11 @@ YARDSTICK = """
       let event;
       try { event = JSON.parse(trimmed); } catch { return; }
       if (!valid(event)) return;
-      if (event.type === "text" && event.delta) out.push(JSON.stringify({ kind: "text", text: event.delta }) + "\\n");
-      else if (event.type === "tool") out.push(JSON.stringify({ kind: "component", frame: event.args }) + "\\n");
+      if (event.type === "text" && event.delta) {
+        out.push(JSON.stringify({ kind: "text", text: event.delta }) + "\\n");
+      } else if (event.type === "tool") {
+        out.push(JSON.stringify({ kind: "component", frame: event.args }) + "\\n");
+      }
     };
     for (const chunk of chunks) {
       const lines = (rest + decoder.decode(chunk, { stream: true })).split("\\n");
