@@ -51,6 +51,7 @@ from .text_metrics import js_trim, utf8_length
 from .wire_json import JSON_INVALID, parse_json
 
 _NEWLINE: Final = "\n"
+_MAX_UTF8_BYTES: Final = 4
 
 
 @dataclass(slots=True)
@@ -78,7 +79,8 @@ class AskStreamStats:
 
 def _decode_line(line: str, stats: AskStreamStats) -> dict[str, Any] | None:
     """One complete line (without its `\\n`) -> wire event or None."""
-    if utf8_length(line) > ASK_LINE_MAX_BYTES:
+    # A code point is at most 4 UTF-8 bytes: a short line needs no encoding to measure.
+    if len(line) * _MAX_UTF8_BYTES > ASK_LINE_MAX_BYTES and utf8_length(line) > ASK_LINE_MAX_BYTES:
         stats.discarded_lines += 1
         return None
     candidate = js_trim(line)
