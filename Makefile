@@ -11,7 +11,7 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium clean fuzz fuzz-quick
+.PHONY: demo test unit e2e lint typecheck bench site chromium clean fuzz fuzz-quick page-modules
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
 FUZZ_RUNS ?= 1000000
@@ -64,6 +64,11 @@ fuzz-quick: $(FUZZ_STAMP)
 
 test: lint typecheck unit fuzz-quick e2e
 
+# Re-measure the standard-library modules the pages import (web/page-modules.txt, which
+# the build trims python_stdlib.zip to): the whole browser suite, recording every import.
+page-modules: $(STAMP) chromium site
+	$(VENV)/bin/pytest e2e --record-modules web/page-modules.txt
+
 # The docs site and the Ask backend on one origin, http://127.0.0.1:$(DEMO_PORT) (Ctrl-C stops it).
 demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
@@ -71,6 +76,7 @@ demo: site
 bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench protocol
 	$(PY) -m agentskit_web.bench boot --no-build
+	$(PY) -m agentskit_web.bench weight --no-build
 	$(PY) -m agentskit_web.bench ask --no-build
 	$(PY) -m agentskit_web.bench render --no-build
 	$(PY) -m agentskit_web.bench turn --no-build

@@ -6,6 +6,10 @@ does any uncaught page error or console error. A test that provokes one on
 purpose marks it `console_error_expected(pattern)`: lines matching the pattern
 are allowed (and at least one must appear), every other error still fails.
 Pages' WebSockets and service workers are recorded too: the product opens none.
+
+Every page also reports the modules it imports (module_record.py); at the end of the
+session every standard-library module a page tried to import must be in the served,
+trimmed python_stdlib.zip, and `--record-modules FILE` writes the measured list.
 """
 
 from __future__ import annotations
@@ -17,10 +21,44 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
-from agentskit_web.bench.harness import chromium_launch_options
+from agentskit_web.bench.harness import assets_manifest, chromium_launch_options
 from agentskit_web.build.site import build
 from agentskit_web.server.static import StaticSite
 from e2e_support import ROOT, Watch
+from module_record import ModuleRecorder, missing_from, wrap_new_context
+
+STOCK_STDLIB = ROOT / "web/node_modules/pyodide/python_stdlib.zip"
+RECORDER = ModuleRecorder()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-modules",
+        type=Path,
+        default=None,
+        help="write the standard-library modules the pages imported to this file",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _measured_imports(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests marked `unmeasured_imports` import modules no journey needs: not recorded."""
+    RECORDER.paused = request.node.get_closest_marker("unmeasured_imports") is not None
+    yield
+    RECORDER.paused = False
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _page_modules(request: pytest.FixtureRequest, dist: Path) -> Iterator[None]:
+    """After the session: write the measurement if asked; every recorded module is shipped."""
+    yield
+    target = request.config.getoption("--record-modules")
+    if target is not None:
+        RECORDER.write(target, STOCK_STDLIB)
+    wanted = RECORDER.stdlib_names(STOCK_STDLIB)
+    runtime = dist / "agentskit" / assets_manifest(dist)["runtime"]
+    missing = missing_from(runtime / "python_stdlib.zip", wanted)
+    assert not missing, f"pages imported standard-library modules the build trimmed: {missing}"
 
 
 @pytest.fixture(scope="session")
@@ -41,6 +79,8 @@ def site(dist: Path) -> Iterator[StaticSite]:
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(**chromium_launch_options())
+        # Instance attribute: every context any test opens reports its pages' imports.
+        launched.new_context = wrap_new_context(launched.new_context, RECORDER)  # type: ignore[method-assign]
         try:
             yield launched
         finally:

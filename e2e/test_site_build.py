@@ -7,7 +7,7 @@ import json
 import tomllib
 import urllib.request
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from playwright.sync_api import Page
@@ -66,6 +66,26 @@ def test_pins_match_the_manifest_and_pyproject(dist: Path) -> None:
     assert package["dependencies"]["pyodide"] == manifest["runtime"]["pyodide"]
 
 
+def test_served_archives_store_their_members_uncompressed(dist: Path) -> None:
+    """gzip/brotli on the wire can only compress what the archive did not deflate itself."""
+    archives = [*runtime_dir(dist).glob("*.whl"), runtime_dir(dist) / "python_stdlib.zip"]
+    assert len(archives) > 2
+    for path in archives:
+        with zipfile.ZipFile(path) as archive:
+            methods = {info.compress_type for info in archive.infolist()}
+        assert methods == {zipfile.ZIP_STORED}, (path.name, methods)
+
+
+def test_members_the_page_never_imports_are_not_served(dist: Path) -> None:
+    for distribution, drops in build_wheels.WHEEL_DROPS.items():
+        [wheel] = (dist / "wheels").glob(f"{distribution.replace('-', '_')}-*.whl")
+        with zipfile.ZipFile(wheel) as archive:
+            names = archive.namelist()
+        for drop in drops:
+            compiled = drop + "c" if drop.endswith(".py") else drop
+            assert not [n for n in names if n == compiled or n.startswith(drop)], drop
+
+
 def test_third_party_wheels_are_sourceless_and_our_own_wheels_keep_sources(dist: Path) -> None:
     wheels = [*runtime_dir(dist).glob("*.whl"), *(dist / "bench").glob("*.whl")]
     assert any(w.name.startswith("agentskit_web_bench-") for w in wheels)
@@ -86,56 +106,135 @@ def test_third_party_wheels_are_sourceless_and_our_own_wheels_keep_sources(dist:
 
 
 # Runs in the page: import every module of every served package; report what fails.
-# A module may only fail because a top-level package the page does not ship is missing (an
-# optional extra): ModuleNotFoundError naming it. Any other error, ImportError included, fails.
+# A module may only fail for a dependency the page does not ship (an optional extra) or
+# for a standard-library module the build trimmed, and then with the trim's own message.
+# The module list comes from the wheels' members (pkgutil is not a page module).
 IMPORT_EVERYTHING = """
-import importlib, json, pkgutil, sys, warnings
+import importlib, json, sys, warnings
 warnings.simplefilter("ignore")
 shipped = set(json.loads(SHIPPED))
-failed, count = [], 0
-for top in sorted(shipped):
-    package = importlib.import_module(top)
-    names = [top]
-    if hasattr(package, "__path__"):
-        names += [m.name for m in pkgutil.walk_packages(package.__path__, top + ".")]
-    for name in names:
-        try:
-            importlib.import_module(name)
-            count += 1
-        except ModuleNotFoundError as error:
-            if (error.name or "").split(".")[0] in shipped:
-                failed.append(f"{name}: {error!r}")
-        except Exception as error:
+failed, trimmed, count = [], {}, 0
+for name in json.loads(MODULES):
+    try:
+        importlib.import_module(name)
+        count += 1
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] in shipped:
             failed.append(f"{name}: {error!r}")
-json.dumps({"failed": failed, "count": count, "loader": type(
+        elif "left it out of the standard library" in str(error):
+            trimmed[name] = str(error)
+    except Exception as error:
+        if not isinstance(error, ImportError) or "sourceless" in str(error):
+            failed.append(f"{name}: {error!r}")
+json.dumps({"failed": failed, "trimmed": trimmed, "count": count, "loader": type(
     sys.modules["pydantic.main"].__loader__).__name__})
 """
 
 
+def wheel_modules(wheel: Path) -> list[str]:
+    """Every module of a served wheel's regular packages (sourceless .pyc, .py, extension).
+
+    As pkgutil.walk_packages finds them: a folder without `__init__` (a vendored
+    namespace folder) is not walked.
+    """
+    found: dict[tuple[str, ...], bool] = {}  # dotted parts -> is a package
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            path = PurePosixPath(name)
+            if path.parts[0].endswith((".dist-info", ".data")) or "__pycache__" in path.parts:
+                continue
+            if path.suffix not in {".py", ".pyc", ".so"}:
+                continue
+            stem = path.name.split(".", 1)[0]
+            if stem == "__init__":
+                found[path.parts[:-1]] = True
+            else:
+                found.setdefault((*path.parts[:-1], stem), False)
+    packages = {parts for parts, is_package in found.items() if is_package}
+    walked = [
+        parts for parts in found if all(parts[:depth] in packages for depth in range(1, len(parts)))
+    ]
+    return sorted(".".join(parts) for parts in walked)
+
+
+@pytest.mark.unmeasured_imports
 def test_every_module_of_every_served_wheel_imports_in_the_page(
     page: Page, site: StaticSite, dist: Path
 ) -> None:
     lock = json.loads((runtime_dir(dist) / "pyodide-lock.json").read_text(encoding="utf-8"))
     packages = sorted(lock["packages"])
     shipped = sorted({name for entry in lock["packages"].values() for name in entry["imports"]})
+    wheels = [runtime_dir(dist) / e["file_name"] for e in lock["packages"].values()]
+    modules = sorted({module for wheel in wheels for module in wheel_modules(wheel)})
     page.goto(site.url + "/bench/raw.html")
     page.wait_for_selector("#status[data-state=ready]", timeout=BOOT_TIMEOUT_MS)
     runtime = runtime_path(dist)
     result = page.evaluate(
-        """async ([path, packages, shipped, code]) => {
+        """async ([path, packages, shipped, modules, code]) => {
             const runtime = new URL(path, location.href).href;
             const { loadPyodide } = await import(runtime + "pyodide.mjs");
             const pyodide = await loadPyodide({
                 indexURL: runtime, lockFileURL: runtime + "pyodide-lock.json", packages,
             });
             pyodide.globals.set("SHIPPED", JSON.stringify(shipped));
+            pyodide.globals.set("MODULES", JSON.stringify(modules));
             return JSON.parse(pyodide.runPython(code));
         }""",
-        [runtime, packages, shipped, IMPORT_EVERYTHING],
+        [runtime, packages, shipped, modules, IMPORT_EVERYTHING],
     )
     assert result["failed"] == []
+    # Modules no page imports (pydantic's mypy plugin, markdown-it's CLI...) may need a
+    # trimmed module; each of those fails naming the module and the way to keep it.
+    for name, message in result["trimmed"].items():
+        assert "web/wheels.toml" in message and "No module named" in message, (name, message)
+        assert not name.startswith("agentskit_web"), (name, message)
     assert result["count"] > 200, result["count"]  # pydantic alone has ~100 modules
     assert result["loader"] == "SourcelessFileLoader"
+
+
+# Runs in the page: a trimmed module fails with the build's message, a kept one imports.
+IMPORT_TRIMMED = """
+import json, sys
+outcome = {}
+try:
+    import wave
+    outcome["imported"] = True
+except ModuleNotFoundError as error:
+    outcome = {"imported": False, "name": error.name, "message": str(error)}
+outcome["in_sys_modules"] = "wave" in sys.modules
+import textwrap
+outcome["kept_imports"] = textwrap.__name__ == "textwrap"
+json.dumps(outcome)
+"""
+
+
+@pytest.mark.unmeasured_imports
+def test_a_trimmed_stdlib_module_fails_in_the_page_naming_how_to_keep_it(
+    page: Page, site: StaticSite, dist: Path
+) -> None:
+    with zipfile.ZipFile(runtime_dir(dist) / "python_stdlib.zip") as archive:
+        names = set(archive.namelist())
+    assert "wave.pyc" not in names and "sitecustomize.pyc" in names
+    assert "json/__init__.pyc" in names and "textwrap.pyc" in names
+    page.goto(site.url + "/bench/raw.html")
+    page.wait_for_selector("#status[data-state=ready]", timeout=BOOT_TIMEOUT_MS)
+    result = page.evaluate(
+        """async ([path, code]) => {
+            const runtime = new URL(path, location.href).href;
+            const { loadPyodide } = await import(runtime + "pyodide.mjs");
+            const pyodide = await loadPyodide({
+                indexURL: runtime, lockFileURL: runtime + "pyodide-lock.json",
+            });
+            return JSON.parse(pyodide.runPython(code));
+        }""",
+        [runtime_path(dist), IMPORT_TRIMMED],
+    )
+    assert result["imported"] is False
+    assert result["name"] == "wave"
+    assert "No module named 'wave'" in result["message"]
+    assert "add 'wave' to `keep` under [stdlib] in web/wheels.toml" in result["message"]
+    assert result["in_sys_modules"] is False
+    assert result["kept_imports"] is True
 
 
 def test_nothing_served_names_a_cdn(dist: Path) -> None:

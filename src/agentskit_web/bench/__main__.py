@@ -1,9 +1,10 @@
 """`python -m agentskit_web.bench [SECTION]`: the benchmark sections, one module each.
 
-`protocol` and `ask` (stream.py), `boot` (boot.py, the default), `render`
-(render.py), `turn` (turn.py) and `backend` (backend.py); `make bench` runs them all. Harnesses
-that run inside a page live in bench/page/ and ship in their own wheel, which
-only the benchmark pages fetch.
+`protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
+(weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py) and
+`answers` (answers.py); `make bench` runs them all. Harnesses that run inside a
+page live in bench/page/ and ship in their own wheel, which only the benchmark
+pages fetch.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     "boot": (
         "page boot: raw Pyodide vs widget, shell paint, long tasks, bytes",
         _section("boot", "boot_command"),
+    ),
+    "weight": (
+        "cold widget load: bytes by group raw/gzip/brotli, stored vs deflated members",
+        _section("weight", "weight_command"),
     ),
     "ask": (
         "Ask adapter body path in Pyodide vs CPython, per-chunk flatness",

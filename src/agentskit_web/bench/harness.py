@@ -126,11 +126,12 @@ try {{
 """
 
 
-def run_python_in_page(session: Session, code: str) -> Any:
-    """Run `code` in a bare Pyodide page (the shipped wheel, no widget) and JSON-decode its value.
+@contextmanager
+def harness_page(session: Session) -> Iterator[Any]:
+    """A bare Pyodide page (the shipped wheels, no widget), booted, in a fresh context.
 
-    The page is served on the bench server's origin through a Playwright
-    route, so dist/ is not touched; each call gets a fresh browser context.
+    The page is served on the bench server's origin through a Playwright route, so
+    dist/ is not touched. JavaScript and Python measured in it share one page.
     """
     context = session.browser.new_context()
     try:
@@ -144,6 +145,17 @@ def run_python_in_page(session: Session, code: str) -> Any:
         page.wait_for_selector("html[data-state]", state="attached", timeout=HARNESS_TIMEOUT_MS)
         if page.get_attribute("html", "data-state") != "ready":
             raise RuntimeError(f"the harness failed: {page.get_attribute('html', 'data-error')}")
-        return json.loads(page.evaluate("(code) => akPy.runPythonAsync(code)", code))
+        yield page
     finally:
         context.close()
+
+
+def python_in(page: Any, code: str) -> Any:
+    """Run `code` with the harness page's Pyodide and JSON-decode its value."""
+    return json.loads(page.evaluate("(code) => akPy.runPythonAsync(code)", code))
+
+
+def run_python_in_page(session: Session, code: str) -> Any:
+    """Run `code` in a fresh harness page and JSON-decode its value."""
+    with harness_page(session) as page:
+        return python_in(page, code)

@@ -7,8 +7,12 @@
   the ratio says what the contract's safety costs.
 - `ask` (Chromium + Pyodide): the adapter's whole body path (decode + project
   + encode) over the same kind of stream, in the page and on CPython in the
-  same run (ratio page/CPython), and the per-chunk cost at the start vs the end
-  of a 512-record answer (must stay flat).
+  same run (ratio page/CPython); in the same page, a JavaScript yardstick over
+  the identical bytes in the same 4 KiB chunks (TextDecoder, JSON.parse per
+  line, a plain-JS check of the Ask shapes, JSON.stringify per record; goal:
+  ours within 2x of it); the path through the public `project_ask_event`
+  against the internal projection (goal: no slower); and the per-chunk cost at
+  the start vs the end of a 512-record answer (must stay flat).
 - `backend` (CPython + uvicorn): the reference Ask backend's time to first
   byte and to done (median, p95) and questions per second at 10 clients.
 """
@@ -30,6 +34,70 @@ from agentskit_web.bench.page.ask_stream import run_ask_bench
 json.dumps(run_ask_bench())
 """
 REPEATS = 7
+YARDSTICK_GOAL = 2.0
+PUBLIC_GOAL = 1.0
+# The yardstick runs this many passes per timed sample: one pass is about a millisecond,
+# close to the page clock's 0.1 ms grain.
+YARDSTICK_PASSES = 20
+
+# The JavaScript yardstick: what a plain-JS adapter does per line, with no framework.
+# Shapes are closed (an extra key is invalid) and the string bounds are the contract's.
+YARDSTICK = """
+([text, chunkBytes, passes, repeats, limits]) => {
+  const bytes = new TextEncoder().encode(text);
+  const chunks = [];
+  for (let i = 0; i < bytes.length; i += chunkBytes) chunks.push(bytes.subarray(i, i + chunkBytes));
+  const str = (v, min, max) => typeof v === "string" && v.length >= min && v.length <= max;
+  const closed = (o, keys) => Object.keys(o).every((k) => keys.includes(k));
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const valid = (e) => {
+    if (!isObject(e)) return false;
+    switch (e.type) {
+      case "text": return closed(e, ["type", "delta"]) && str(e.delta, 0, limits.delta);
+      case "tool": return closed(e, ["type", "id", "name", "args"]) && str(e.id, 0, limits.id)
+        && str(e.name, 0, limits.name) && isObject(e.args)
+        && Object.keys(e.args).every((k) => k.length <= limits.argKey);
+      case "done": return closed(e, ["type", "model"])
+        && (e.model === undefined || str(e.model, 0, limits.model));
+      case "error": return closed(e, ["type", "message", "code", "retryable"])
+        && str(e.message, 1, limits.message);
+      default: return false;
+    }
+  };
+  const pass = () => {
+    const decoder = new TextDecoder();
+    const out = [];
+    let rest = "";
+    const line = (raw) => {
+      const trimmed = raw.trim();
+      if (!trimmed) return;
+      let event;
+      try { event = JSON.parse(trimmed); } catch { return; }
+      if (!valid(event)) return;
+      if (event.type === "text" && event.delta) {
+        out.push(JSON.stringify({ kind: "text", text: event.delta }) + "\\n");
+      } else if (event.type === "tool") {
+        out.push(JSON.stringify({ kind: "component", frame: event.args }) + "\\n");
+      }
+    };
+    for (const chunk of chunks) {
+      const lines = (rest + decoder.decode(chunk, { stream: true })).split("\\n");
+      rest = lines.pop();
+      lines.forEach(line);
+    }
+    line(rest + decoder.decode());
+    return out.length;
+  };
+  let records = 0;
+  const samples = [];
+  for (let r = 0; r < repeats; r++) {
+    const start = performance.now();
+    for (let p = 0; p < passes; p++) records = pass();
+    samples.push((performance.now() - start) / passes / 1000);
+  }
+  return { records, seconds: Math.min(...samples) };
+}
+"""
 
 
 def _best_seconds(work: Callable[[], object], repeats: int = REPEATS) -> float:
@@ -120,28 +188,55 @@ def format_protocol(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run_ask_in_page(session: Any) -> dict[str, Any]:
-    """`run_ask_bench()` inside Pyodide in the bench's bare harness page."""
-    from .harness import run_python_in_page
+def _yardstick_limits() -> dict[str, int]:
+    from ..protocol import limits
 
-    result: dict[str, Any] = run_python_in_page(session, IN_PAGE_ASK)
+    return {
+        "delta": limits.ASK_TEXT_DELTA_MAX_CHARS,
+        "id": limits.ASK_TOOL_ID_MAX_CHARS,
+        "name": limits.ASK_TOOL_NAME_MAX_CHARS,
+        "argKey": limits.ASK_TOOL_ARG_KEY_MAX_CHARS,
+        "model": limits.ASK_MODEL_MAX_CHARS,
+        "message": limits.ASK_ERROR_MESSAGE_MAX_CHARS,
+    }
+
+
+def run_ask_in_page(session: Any) -> dict[str, Any]:
+    """`run_ask_bench()` inside Pyodide and the JS yardstick, in one harness page."""
+    from .harness import harness_page, python_in
+    from .page.ask_stream import NETWORK_CHUNK_BYTES, recorded_long_stream
+
+    text = recorded_long_stream().decode("utf-8")
+    arguments = [text, NETWORK_CHUNK_BYTES, YARDSTICK_PASSES, REPEATS, _yardstick_limits()]
+    with harness_page(session) as page:
+        yardstick: dict[str, Any] = page.evaluate(YARDSTICK, arguments)
+        result: dict[str, Any] = python_in(page, IN_PAGE_ASK)
+    result["yardstick"] = yardstick
     return result
 
 
 def format_ask(page: dict[str, Any], host: dict[str, Any]) -> str:
     mine, peer = page["throughput"], host["throughput"]
-    flat = page["flatness"]
+    flat, js, projection = page["flatness"], page["yardstick"], page["projection"]
     versus = (
         None
         if mine["mbPerSecond"] is None or peer["mbPerSecond"] is None
         else ratio(mine["mbPerSecond"], peer["mbPerSecond"])
     )
+    versus_js = ratio(mine["seconds"], js["seconds"])
+    public = projection["publicToInternal"]
     lines = [
         "ask: the adapter's body path (decode + project + encode) over a recorded"
         f" {mine['bytes']:,}-byte answer in {mine['chunks']} chunks",
         f"  Pyodide in Chromium   {shown(mine['mbPerSecond'], '.2f')} MB/s",
         f"  CPython (same run)    {shown(peer['mbPerSecond'], '.2f')} MB/s"
         f"   page/CPython {shown(versus, '.2f')}",
+        f"  JS yardstick (same page, {js['records']} records)"
+        f"   {js['seconds'] * 1e3:.2f} ms   ours/JS {shown(versus_js, '.2f')}"
+        f"   goal <= {YARDSTICK_GOAL}"
+        f" ({'ok' if versus_js is not None and versus_js <= YARDSTICK_GOAL else 'MISSED'})",
+        f"  public project_ask_event / internal projection (whole path, in the page)"
+        f"   {public:.2f}   goal <= {PUBLIC_GOAL} ({'ok' if public <= PUBLIC_GOAL else 'MISSED'})",
     ]
     lines.append("  per-chunk cost, first vs last 64 lines of a 512-record answer, in the page:")
     lines.append("    " + _flat(flat))

@@ -43,14 +43,14 @@ import stat
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .files import sha256_file
 
 # Bump when the output layout changes, so cached wheels are rebuilt.
-LAYOUT_VERSION = "2"
+LAYOUT_VERSION = "3"
 SCRIPT_NAME = "compile_wheels.mjs"
 CACHE_FOLDER = "pyc-wheels"
 NODE_TIMEOUT_S = 600
@@ -68,6 +68,11 @@ STDLIB_CACHE_FOLDER = "pyc-stdlib"
 UNCHECKED_HASH_FLAGS = 0b01
 # Unix mode for members the build adds (and originals that carry none).
 DEFAULT_MODE = 0o644
+# How every member of a served archive (wheels, python_stdlib.zip) is stored: uncompressed,
+# so the HTTP layer's gzip/brotli compresses the archive as one stream. Deflated members
+# cannot be compressed again (gzip saved nothing on them) and brotli on stored members
+# beats per-member deflate by a wide margin (measured in docs/design/architecture.md).
+MEMBER_COMPRESSION = zipfile.ZIP_STORED
 
 
 class CompileError(RuntimeError):
@@ -146,6 +151,7 @@ class _Job:
     wheel: Path
     target: Path
     sourceless: bool
+    drop: tuple[str, ...] = ()
 
     @property
     def layout(self) -> str:
@@ -158,22 +164,26 @@ def compile_wheels(
     cache: Path,
     *,
     keep_sources: Collection[Path] = (),
+    drops: Mapping[Path, tuple[str, ...]] | None = None,
 ) -> tuple[bool, list[Path]]:
     """The compiled wheel for each input (same order); True if any had to be compiled.
 
     Wheels in `keep_sources` keep their .py files beside `__pycache__`; every other
-    wheel becomes sourceless. Cache misses are compiled together in one Node run
-    (Pyodide boots once). Cache entries no input uses any more are removed.
+    wheel becomes sourceless. `drops` names, per input wheel, member paths (a trailing
+    `/` takes a folder) left out of the output. Cache misses are compiled together in
+    one Node run (Pyodide boots once). Cache entries no input uses any more are removed.
     """
     root = cache / CACHE_FOLDER
     key = compiler.key()
     jobs = []
     for wheel in wheels:
         sourceless = wheel not in keep_sources
+        drop = tuple(sorted((drops or {}).get(wheel, ())))
         name = compiled_name(wheel.name, compiler.python, sourceless=sourceless)
         layout = SOURCELESS if sourceless else SOURCES
-        folder = root / f"{sha256_file(wheel)[:24]}-{key}-{layout}"
-        jobs.append(_Job(wheel, folder / name, sourceless))
+        dropped = hashlib.sha256("\0".join(drop).encode()).hexdigest()[:8] if drop else "all"
+        folder = root / f"{sha256_file(wheel)[:24]}-{key}-{layout}-{dropped}"
+        jobs.append(_Job(wheel, folder / name, sourceless, drop))
     missing = [job for job in jobs if not job.target.is_file()]
     if missing:
         root.mkdir(parents=True, exist_ok=True)
@@ -198,7 +208,9 @@ def _compile_missing(jobs: list[_Job], compiler: Compiler, root: Path) -> None:
         magic = run_node(compiler, folders)
         for job, (_layout, folder) in zip(jobs, folders, strict=True):
             staged = Path(scratch) / job.target.name
-            repack(job.wheel, folder, staged, compiler, magic, sourceless=job.sourceless)
+            repack(
+                job.wheel, folder, staged, compiler, magic, sourceless=job.sourceless, drop=job.drop
+            )
             job.target.parent.mkdir(parents=True, exist_ok=True)
             staged.replace(job.target)
 
@@ -286,8 +298,8 @@ def compile_stdlib(archive: Path, compiler: Compiler, cache: Path) -> tuple[bool
 def repack_stdlib(archive: Path, folder: Path, target: Path, magic: bytes) -> None:
     """Each `x.py` member swapped in place for `x.pyc` from `folder`; the rest unchanged.
 
-    Every member keeps its position, date, mode and compression method, so zipimport
-    sees the same tree with bytecode where the sources were.
+    Every member keeps its position, date and mode, so zipimport sees the same tree with
+    bytecode where the sources were; all are stored uncompressed (MEMBER_COMPRESSION).
     """
     with zipfile.ZipFile(archive) as source:
         infos = source.infolist()
@@ -309,9 +321,9 @@ def _is_source(info: zipfile.ZipInfo) -> bool:
 
 
 def _same_entry(original: zipfile.ZipInfo, name: str) -> zipfile.ZipInfo:
-    """A new entry named `name` with the original's date, mode and compression method."""
+    """A new entry named `name` with the original's date and mode, stored uncompressed."""
     info = zipfile.ZipInfo(name, date_time=original.date_time)
-    info.compress_type = original.compress_type
+    info.compress_type = MEMBER_COMPRESSION
     info.create_system = original.create_system
     info.external_attr = original.external_attr
     return info
@@ -328,20 +340,23 @@ def repack(
     magic: bytes,
     *,
     sourceless: bool,
+    drop: tuple[str, ...] = (),
 ) -> None:
     """`wheel` with the .pyc files compiled into `folder`, WHEEL and RECORD updated.
 
     Sourceless: each compiled .py member is replaced, in place, by its .pyc. With
     sources: every original member keeps its bytes and order, the `__pycache__` members
-    go just before the .dist-info folder. Either way RECORD stays last.
+    go just before the .dist-info folder. Either way RECORD stays last. Members named
+    by `drop` (a path, or a folder ending in `/`) are left out; each entry must match.
     """
     with zipfile.ZipFile(wheel) as source:
         infos = [info for info in source.infolist() if not info.is_dir()]
+        infos = _without(infos, drop, wheel.name)
         dist_info = _dist_info(wheel, [info.filename for info in infos])
         record_name = f"{dist_info}/RECORD"
         record: list[tuple[str, bytes]] = []
         retagged = False
-        with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        with zipfile.ZipFile(target, "w", compression=MEMBER_COMPRESSION) as out:
             members = _sourceless if sourceless else _with_sources
             for name, data, info in members(source, infos, folder, compiler, magic, dist_info):
                 if name == record_name:
@@ -355,6 +370,22 @@ def repack(
             lines = [f"{name},sha256={_b64(data)},{len(data)}" for name, data in record]
             lines.append(f"{record_name},,")
             _write(out, record_name, ("\n".join(lines) + "\n").encode(), None, None)
+
+
+def _without(
+    infos: list[zipfile.ZipInfo], drop: tuple[str, ...], wheel: str
+) -> list[zipfile.ZipInfo]:
+    """`infos` less the members `drop` names; an entry that matches nothing is an error."""
+    if not drop:
+        return infos
+
+    def dropped(name: str, entry: str) -> bool:
+        return name.startswith(entry) if entry.endswith("/") else name == entry
+
+    unmatched = [e for e in drop if not any(dropped(i.filename, e) for i in infos)]
+    if unmatched:
+        raise CompileError(f"{wheel}: nothing to drop at {unmatched[0]} (the wheel changed?)")
+    return [i for i in infos if not any(dropped(i.filename, e) for e in drop)]
 
 
 # One output member: name, bytes, and the original entry it comes from (None: added).
@@ -450,9 +481,9 @@ def _write(
     original: zipfile.ZipInfo | None,
     record: list[tuple[str, bytes]] | None,
 ) -> None:
-    """One deflated member; an original's date and mode are kept (a .so stays 0755)."""
+    """One stored member; an original's date and mode are kept (a .so stays 0755)."""
     info = zipfile.ZipInfo(name, date_time=original.date_time if original else ADDED_DATE)
-    info.compress_type = zipfile.ZIP_DEFLATED
+    info.compress_type = MEMBER_COMPRESSION
     mode = (original.external_attr >> 16) & 0o7777 if original else 0
     info.external_attr = (stat.S_IFREG | (mode or DEFAULT_MODE)) << 16
     out.writestr(info, data)

@@ -92,6 +92,16 @@ BENCH_DISTRIBUTION: Final = "agentskit-web-bench"
 BENCH_FILES: Final = ("agentskit_web/bench/__init__.py", "agentskit_web/bench/page/")
 """The in-page benchmark harnesses, in a wheel of their own that only benchmark pages load."""
 
+WHEEL_DROPS: Final[dict[str, tuple[str, ...]]] = {
+    "pydantic": ("pydantic/v1/", "pydantic/mypy.py", "pydantic/experimental/"),
+}
+"""Members of third-party wheels the page never imports, left out of the served wheel
+(distribution name -> member paths; a trailing / takes a folder). pydantic.v1 is the
+pydantic 1 compatibility copy (reached only for a type with `__get_validators__`),
+pydantic.mypy the type-checker plugin and pydantic.experimental opt-in APIs; the e2e
+journeys pass without them and the import-everything test runs on what is served.
+Listed in docs/design/architecture.md."""
+
 _WHEEL_DATE: Final = (2020, 1, 1, 0, 0, 0)
 """Every member's timestamp: the same sources always give byte-identical wheels, so the
 bytecode cache (keyed by the wheel's sha256) hits after an unchanged rebuild."""
@@ -220,7 +230,15 @@ def precompile_wheels(
     from .bytecode import CompileError, Compiler, compile_wheels
 
     compiler = Compiler(paths.web, runtime["pyodide"], runtime["python"])
+    drops = {wheel: WHEEL_DROPS.get(_distribution(wheel), ()) for wheel in pinned}
     try:
-        return compile_wheels([*pinned, *own], compiler, paths.cache, keep_sources=set(own))
+        return compile_wheels(
+            [*pinned, *own], compiler, paths.cache, keep_sources=set(own), drops=drops
+        )
     except CompileError as error:
         raise BuildError(f"precompiling the page's wheels: {error}") from None
+
+
+def _distribution(wheel: Path) -> str:
+    """The canonical distribution name of a wheel file (its first name component)."""
+    return str(canonicalize_name(wheel.name.split("-", 1)[0]))

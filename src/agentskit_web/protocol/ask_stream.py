@@ -44,13 +44,14 @@ import codecs
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .ask_events import ask_event_or_none
+from .ask_events import ask_event_wire_from_parsed
 from .diagnostics import AskDecodeResult
 from .limits import ASK_LINE_MAX_BYTES, ASK_MAX_RECORDS_PER_DECODE, ASK_PARTIAL_LINE_MAX_BYTES
 from .text_metrics import js_trim, utf8_length
 from .wire_json import JSON_INVALID, parse_json
 
 _NEWLINE: Final = "\n"
+_MAX_UTF8_BYTES: Final = 4
 
 
 @dataclass(slots=True)
@@ -78,18 +79,18 @@ class AskStreamStats:
 
 def _decode_line(line: str, stats: AskStreamStats) -> dict[str, Any] | None:
     """One complete line (without its `\\n`) -> wire event or None."""
-    if utf8_length(line) > ASK_LINE_MAX_BYTES:
+    # A code point is at most 4 UTF-8 bytes: a short line needs no encoding to measure.
+    if len(line) * _MAX_UTF8_BYTES > ASK_LINE_MAX_BYTES and utf8_length(line) > ASK_LINE_MAX_BYTES:
         stats.discarded_lines += 1
         return None
     candidate = js_trim(line)
     if not candidate:
         return None
     parsed = parse_json(candidate)
-    event = None if parsed is JSON_INVALID else ask_event_or_none(parsed)
+    event = None if parsed is JSON_INVALID else ask_event_wire_from_parsed(parsed)
     if event is None:
         stats.invalid_lines += 1
-        return None
-    return event.to_wire()
+    return event
 
 
 def _decode_lines(lines: list[str], stats: AskStreamStats) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from .limits import (
     ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS,
 )
 from .text_metrics import code_point_length, split_text, utf8_length
-from .wire_json import JSON_INVALID, dump_json, parse_json
+from .wire_json import JSON_INVALID, dump_json, dump_json_string, parse_json
 from .wire_model import WireModel
 
 ASSISTANT_CONTENT_PREFIX: Final = "\x1eagentskit.chat.content/1\n"
@@ -92,6 +92,21 @@ def is_assistant_content_candidate(value: object) -> bool:
 # ---------------------------------------------------------------- records
 
 
+def _text_part_wire(record: dict[str, Any]) -> dict[str, Any] | None:
+    """A text record checked by hand (an exact `str` within the code-point bound), else None.
+
+    Accepts what `AssistantTextPart` accepts for a plain `str` (extra keys are ignored,
+    as the model ignores them) without building a model per record; anything else is
+    left to the model.
+    """
+    text = record.get("text")
+    if type(text) is not str:
+        return None
+    if not 1 <= code_point_length(text) <= ASSISTANT_CONTENT_TEXT_MAX_CODE_POINTS:
+        return None
+    return {"kind": "text", "text": text}
+
+
 def _part_from_wire(record: Any) -> dict[str, Any] | None:
     """The canonical wire dict of one parsed record, or None when invalid; never raises."""
     try:
@@ -99,7 +114,8 @@ def _part_from_wire(record: Any) -> dict[str, Any] | None:
             return None
         kind = record.get("kind")
         if kind == "text" and type(kind) is str:
-            return AssistantTextPart.model_validate(record).to_wire()
+            fast = _text_part_wire(record) if type(record) is dict else None
+            return fast or AssistantTextPart.model_validate(record).to_wire()
         if kind == "component" and type(kind) is str:
             frame = component_frame_or_none(record.get("frame"))
             return None if frame is None else {"kind": "component", "frame": frame.to_wire()}
@@ -366,6 +382,10 @@ def encode_part_line(part: Any) -> str:
 
     Raises ProtocolError(ASSISTANT_CONTENT_INVALID_RECORD) on an invalid part.
     """
+    if type(part) is dict and part.get("kind") == "text":
+        fast = _text_part_wire(part)
+        if fast is not None:
+            return _TEXT_RECORD_HEAD + dump_json_string(fast["text"]) + "}\n"
     try:
         wire = _part_from_wire(_normalise_part(part))
     except Exception:  # a hostile part is an invalid part
@@ -373,6 +393,10 @@ def encode_part_line(part: Any) -> str:
     if wire is None:
         raise ProtocolError(RECORD_INVALID.code, RECORD_INVALID.message)
     return dump_json(wire) + "\n"
+
+
+_TEXT_RECORD_HEAD: Final = '{"kind":"text","text":'
+"""A text record as `dump_json` writes it, up to its string (the hot path builds it so)."""
 
 
 class AssistantContentEncoder:
@@ -414,8 +438,9 @@ class AssistantContentEncoder:
         body = "".join(lines)
         return body if self._records else ASSISTANT_CONTENT_PREFIX + body
 
-    def _fits(self, chunk: str, records: int) -> bool:
-        return records <= self.remaining_records and utf8_length(chunk) <= self.remaining_bytes
+    def _fits(self, chunk: str, records: int, size: int | None = None) -> bool:
+        size = utf8_length(chunk) if size is None else size
+        return records <= self.remaining_records and size <= self.remaining_bytes
 
     def would_exceed(self, part: Any) -> bool:
         """True when `part` would push the content past a limit; raises on an invalid part."""
@@ -441,12 +466,13 @@ class AssistantContentEncoder:
 
     def _commit(self, lines: list[str]) -> str:
         chunk = self._with_prefix(lines)
-        if not self._fits(chunk, len(lines)):
+        size = utf8_length(chunk)
+        if not self._fits(chunk, len(lines), size):
             too_many = len(lines) > self.remaining_records
             refusal = RECORD_LIMIT_EXCEEDED if too_many else LIMIT_EXCEEDED
             raise ProtocolError(refusal.code, refusal.message)
         self._records += len(lines)
-        self._bytes += utf8_length(chunk)
+        self._bytes += size
         return chunk
 
 

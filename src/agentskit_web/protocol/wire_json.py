@@ -51,11 +51,10 @@ def _parse_int(text: str) -> int:
 
 
 def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _RejectedJson("duplicate key")
-        result[key] = value
+    # dict() runs in C; a duplicate key is the only way it can come out shorter.
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _RejectedJson("duplicate key")
     return result
 
 
@@ -110,6 +109,14 @@ _UNSAFE_IN_LINE = re.compile("[\ud800-\udfff\u2028\u2029]")
 
 def _escape_unit(match: "re.Match[str]") -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+_encode_string: Final = json.encoder.encode_basestring  # C: what dumps(ensure_ascii=False) uses
+
+
+def dump_json_string(text: str) -> str:
+    """`dump_json(text)` for a `str`, without the encoder object (the content hot path)."""
+    return _UNSAFE_IN_LINE.sub(_escape_unit, _encode_string(text))
 
 
 def dump_json(value: Any) -> str:

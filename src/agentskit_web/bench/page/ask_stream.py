@@ -16,7 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
-from ...chat.ask.body import AskBodyReader
+from ...chat.ask.body import AskBodyReader, BoundedContentEncoder, ContentLimitExceeded
+from ...chat.ask.projection import project_ask_event, project_valid_event
+from ...protocol.ask_stream import AskEventDecoder
 from ...protocol.limits import ASSISTANT_CONTENT_MAX_RECORDS
 from .figures import per_second, ratio
 
@@ -54,6 +56,56 @@ def _feed_all(chunks: list[bytes], content_type: str) -> int:
     for chunk in chunks:
         emitted += len(reader.feed(chunk))
     return emitted + len(reader.finish())
+
+
+def _feed_projected(chunks: list[bytes], public: bool) -> int:
+    """Decode + project + encode with the protocol's parts, projecting publicly or not.
+
+    The public `project_ask_event` validates its input again (it takes anything);
+    the internal `project_valid_event` trusts the decoder. The two runs differ only
+    in that call, so their ratio is what the public entry point costs.
+    """
+    project = project_ask_event if public else project_valid_event
+    decoder = AskEventDecoder()
+    encoder = BoundedContentEncoder()
+    records = 0
+    events = [event for chunk in chunks for event in decoder.feed(chunk)] + decoder.finish()
+    for event in events:
+        projection = project(event)
+        if projection is None or projection["kind"] in ("error", "done"):
+            continue
+        part = (
+            {"kind": "text", "text": projection["text"]}
+            if projection["kind"] == "text"
+            else {"kind": "component", "frame": projection["frame"]}
+        )
+        try:
+            encoder.encode(part)
+        except ContentLimitExceeded:
+            break
+        records += 1
+    return records
+
+
+def measure_projection(
+    body: bytes, clock: Clock = time.perf_counter, repeats: int = REPEATS
+) -> dict[str, Any]:
+    """Seconds of the whole path through the internal and the public projection."""
+    chunks = [body[i : i + NETWORK_CHUNK_BYTES] for i in range(0, len(body), NETWORK_CHUNK_BYTES)]
+    best: dict[str, float] = {}
+    for label, public in (("internal", False), ("public", True)):
+        runs = []
+        for _ in range(max(repeats, 1)):
+            gc.collect()
+            start = clock()
+            _feed_projected(chunks, public)
+            runs.append(max(clock() - start, 1e-9))
+        best[label] = min(runs)
+    return {
+        "internalSeconds": best["internal"],
+        "publicSeconds": best["public"],
+        "publicToInternal": best["public"] / best["internal"],
+    }
 
 
 def measure_throughput(
@@ -138,4 +190,5 @@ def run_ask_bench(clock: Clock = time.perf_counter) -> dict[str, Any]:
     return {
         "throughput": measure_throughput(body, clock),
         "flatness": measure_flatness(body, clock),
+        "projection": measure_projection(body, clock),
     }

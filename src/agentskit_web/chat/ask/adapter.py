@@ -20,14 +20,20 @@ Lifecycle of one source:
    yields one error chunk and ends; nothing is raised out of it. `abort()`
    cancels the request upstream and ends the iterator quietly (no error):
    what was already streamed stays with the host.
+
+The page creates its adapter when the widget mounts, long before the first
+question, so the body reader (and the decoders, models and projection behind
+it), the request projection and the answer-envelope models are imported when
+they are first needed, not when this module is.
 """
+
+from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ...protocol.ask_request import parse_answer_envelope
 from ...protocol.identifiers import is_safe_id
 from ...protocol.limits import (
     ASK_CONNECT_DEADLINE_SECONDS,
@@ -40,9 +46,13 @@ from ...protocol.limits import (
 from ...protocol.text_metrics import js_is_blank, js_slice, utf8_length
 from ...protocol.wire_json import dump_json
 from ...transports import AskTransport, AskTransportResponse, default_transport, header_value
-from .body import AskBodyReader, StreamChunk
 from .failure import AskFailure, parse_error_envelope, parse_retry_after
-from .projection import ProjectTool, project_ask_messages
+
+if TYPE_CHECKING:
+    from .projection import ProjectTool
+
+StreamChunk = dict[str, str]
+"""One chunk of an answer (the body reader's `StreamChunk`)."""
 
 ASK_REQUEST_PROTOCOL: Final = "agentskit.chat.ask"
 ASK_REQUEST_VERSION: Final = 1
@@ -85,6 +95,8 @@ def _escalation(escalation: object) -> dict[str, Any] | None:
     """A validated `agentskit.chat.answer` envelope with outcome "escalation", or None."""
     if escalation is None:
         return None
+    from ...protocol.ask_request import parse_answer_envelope
+
     try:
         result = parse_answer_envelope(escalation)
         if not result.ok:
@@ -100,6 +112,8 @@ def _escalation(escalation: object) -> dict[str, Any] | None:
 
 def _bounded_messages(messages: Sequence[object]) -> list[dict[str, str]]:
     """Projected messages within the message bounds: the last 64, each cut to 16,384 chars."""
+    from .projection import project_ask_messages
+
     projected = project_ask_messages(messages)[-ASK_REQUEST_MAX_MESSAGES:]
     return [
         {"role": item["role"], "content": js_slice(item["content"], ASK_REQUEST_MESSAGE_MAX_CHARS)}
@@ -157,7 +171,7 @@ class AskSource:
     """One streamed answer: iterate it (once) for chunks; `abort()` stops it quietly."""
 
     def __init__(
-        self, adapter: "AskAdapter", url: str, body: bytes, project_tool: ProjectTool | None
+        self, adapter: AskAdapter, url: str, body: bytes, project_tool: ProjectTool | None
     ) -> None:
         self._adapter = adapter
         self._url = url
@@ -207,6 +221,8 @@ class AskSource:
         if not 200 <= response.status < 300:
             self.failure = await self._read_failure(response)
             raise _Failure(status_message(response.status))
+        from .body import AskBodyReader
+
         reader = AskBodyReader(header_value(response.headers, "content-type"), self._project_tool)
         body = response.chunks()
         try:
@@ -275,7 +291,7 @@ class AskSource:
         except Exception:
             raise _Failure(INTERRUPTED_MESSAGE) from None
 
-    async def _guarded(self, work: "Coroutine[Any, Any, _T]") -> _T:
+    async def _guarded(self, work: Coroutine[Any, Any, _T]) -> _T:
         """Await `work` as a task `abort()` can cancel; raises _Aborted when it did."""
         if self.aborted:
             work.close()
@@ -333,10 +349,10 @@ async def _quiet_cancel(response: AskTransportResponse) -> None:
         return
 
 
-_BACKGROUND: set["asyncio.Task[None]"] = set()
+_BACKGROUND: set[asyncio.Task[None]] = set()
 
 
-def _spawn(work: "Coroutine[Any, Any, None]") -> None:
+def _spawn(work: Coroutine[Any, Any, None]) -> None:
     """Run `work` in the background (keeping a reference); drop it if no loop is running."""
     try:
         task = asyncio.get_running_loop().create_task(work)

@@ -6,6 +6,10 @@ Resolution never raises: an unknown key or invalid props yields a fixed
 diagnostic (and the decoded frame, so the renderer can show its semantic
 fallback). A manifest always contains the 12 standard components, which an
 application may not replace.
+
+The standard components' prop models (standard.py, about forty pydantic classes) are
+imported when the catalog is first read, not with this module: the widget imports the
+catalog when it mounts, and most pages never see a component before the first answer.
 """
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -25,7 +29,6 @@ from ...protocol.component import (
 from ...protocol.diagnostics import DecodeResult, Diagnostic, ProtocolError
 from ...protocol.identifiers import is_component_key, is_safe_id
 from ...protocol.source_list import SourceListProps, is_portable_url, source_list_fallback
-from . import standard as std
 
 EventValueKind = Literal["none", "id", "form", "url"]
 LiveRegion = Literal["none", "polite", "assertive"]
@@ -186,122 +189,159 @@ def _display(role: str, live: LiveRegion = "none") -> ComponentAccessibility:
 _SELECT: Final = (("select", "id"),)
 _OPEN_URL: Final = (("open", "url"),)
 
-STANDARD_COMPONENTS: Final[Mapping[str, ComponentDefinition]] = MappingProxyType(
-    {
-        definition.key: definition
-        for definition in (
-            _standard(
-                "button-group",
-                std.ButtonGroupProps,
-                _SELECT,
-                _interactive("group"),
-                ("display", "selection"),
-                std.button_group_fallback,
-                std.button_group_accepts,
-            ),
-            _standard(
-                "choice-list",
-                std.ChoiceListProps,
-                _SELECT,
-                _interactive("group"),
-                ("display", "selection"),
-                std.choice_list_fallback,
-                std.choice_list_accepts,
-            ),
-            _standard(
-                "form",
-                std.FormProps,
-                (("submit", "form"),),
-                _interactive("form"),
-                ("display", "input"),
-                std.form_fallback,
-                std.form_accepts,
-            ),
-            _standard(
-                "confirmation",
-                std.ConfirmationProps,
-                (("confirm", "none"), ("cancel", "none")),
-                _interactive("group"),
-                ("display", "action"),
-                std.confirmation_fallback,
-                std.confirmation_accepts,
-            ),
-            _standard(
-                "progress",
-                std.ProgressProps,
-                (),
-                _display("progressbar", "polite"),
-                ("display", "progress"),
-                std.progress_fallback,
-                std.never_accepts,
-            ),
-            _standard(
-                "source-list",
-                SourceListProps,
-                (("open", "id"),),
-                _interactive("list"),
-                ("display", "navigation"),
-                source_list_fallback,
-                std.source_list_accepts,
-            ),
-            _standard(
-                "link-card",
-                std.LinkCardProps,
-                _OPEN_URL,
-                _interactive("link"),
-                ("display", "navigation"),
-                std.link_card_fallback,
-                std.link_card_accepts,
-            ),
-            _standard(
-                "error-notice",
-                std.ErrorNoticeProps,
-                (("retry", "none"),),
-                _interactive("alert"),
-                ("display", "action"),
-                std.error_notice_fallback,
-                std.error_notice_accepts,
-            ),
-            _standard(
-                "tool-call",
-                std.ToolCallProps,
-                (),
-                _display("status", "polite"),
-                ("display",),
-                std.tool_call_fallback,
-                std.never_accepts,
-            ),
-            _standard(
-                "approval-request",
-                std.ApprovalRequestProps,
-                (("approve", "none"), ("deny", "none")),
-                _interactive("group"),
-                ("display", "action"),
-                std.approval_request_fallback,
-                std.approval_request_accepts,
-            ),
-            _standard(
-                "table",
-                std.TableProps,
-                (),
-                _display("table"),
-                ("display",),
-                std.table_fallback,
-                std.never_accepts,
-            ),
-            _standard(
-                "file-attachment",
-                std.FileAttachmentProps,
-                _OPEN_URL,
-                _interactive("link"),
-                ("display", "download"),
-                std.file_attachment_fallback,
-                std.file_attachment_accepts,
-            ),
-        )
-    }
+
+def _standard_components() -> Mapping[str, ComponentDefinition]:
+    """The 12 standard definitions (imports the prop models on the first call only)."""
+    from . import standard as std
+
+    return MappingProxyType(
+        {
+            definition.key: definition
+            for definition in (
+                _standard(
+                    "button-group",
+                    std.ButtonGroupProps,
+                    _SELECT,
+                    _interactive("group"),
+                    ("display", "selection"),
+                    std.button_group_fallback,
+                    std.button_group_accepts,
+                ),
+                _standard(
+                    "choice-list",
+                    std.ChoiceListProps,
+                    _SELECT,
+                    _interactive("group"),
+                    ("display", "selection"),
+                    std.choice_list_fallback,
+                    std.choice_list_accepts,
+                ),
+                _standard(
+                    "form",
+                    std.FormProps,
+                    (("submit", "form"),),
+                    _interactive("form"),
+                    ("display", "input"),
+                    std.form_fallback,
+                    std.form_accepts,
+                ),
+                _standard(
+                    "confirmation",
+                    std.ConfirmationProps,
+                    (("confirm", "none"), ("cancel", "none")),
+                    _interactive("group"),
+                    ("display", "action"),
+                    std.confirmation_fallback,
+                    std.confirmation_accepts,
+                ),
+                _standard(
+                    "progress",
+                    std.ProgressProps,
+                    (),
+                    _display("progressbar", "polite"),
+                    ("display", "progress"),
+                    std.progress_fallback,
+                    std.never_accepts,
+                ),
+                _standard(
+                    "source-list",
+                    SourceListProps,
+                    (("open", "id"),),
+                    _interactive("list"),
+                    ("display", "navigation"),
+                    source_list_fallback,
+                    std.source_list_accepts,
+                ),
+                _standard(
+                    "link-card",
+                    std.LinkCardProps,
+                    _OPEN_URL,
+                    _interactive("link"),
+                    ("display", "navigation"),
+                    std.link_card_fallback,
+                    std.link_card_accepts,
+                ),
+                _standard(
+                    "error-notice",
+                    std.ErrorNoticeProps,
+                    (("retry", "none"),),
+                    _interactive("alert"),
+                    ("display", "action"),
+                    std.error_notice_fallback,
+                    std.error_notice_accepts,
+                ),
+                _standard(
+                    "tool-call",
+                    std.ToolCallProps,
+                    (),
+                    _display("status", "polite"),
+                    ("display",),
+                    std.tool_call_fallback,
+                    std.never_accepts,
+                ),
+                _standard(
+                    "approval-request",
+                    std.ApprovalRequestProps,
+                    (("approve", "none"), ("deny", "none")),
+                    _interactive("group"),
+                    ("display", "action"),
+                    std.approval_request_fallback,
+                    std.approval_request_accepts,
+                ),
+                _standard(
+                    "table",
+                    std.TableProps,
+                    (),
+                    _display("table"),
+                    ("display",),
+                    std.table_fallback,
+                    std.never_accepts,
+                ),
+                _standard(
+                    "file-attachment",
+                    std.FileAttachmentProps,
+                    _OPEN_URL,
+                    _interactive("link"),
+                    ("display", "download"),
+                    std.file_attachment_fallback,
+                    std.file_attachment_accepts,
+                ),
+            )
+        }
+    )
+
+
+class _BuiltOnFirstRead(Mapping[str, ComponentDefinition]):
+    """A read-only mapping whose contents `build()` makes when it is first read."""
+
+    __slots__ = ("_build", "_built")
+
+    def __init__(self, build: Callable[[], Mapping[str, ComponentDefinition]]) -> None:
+        self._build = build
+        self._built: Mapping[str, ComponentDefinition] | None = None
+
+    def _mapping(self) -> Mapping[str, ComponentDefinition]:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+    def __getitem__(self, key: str) -> ComponentDefinition:
+        return self._mapping()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._mapping())
+
+    def __len__(self) -> int:
+        return len(self._mapping())
+
+    def __repr__(self) -> str:
+        return repr(self._mapping())
+
+
+STANDARD_COMPONENTS: Final[Mapping[str, ComponentDefinition]] = _BuiltOnFirstRead(
+    _standard_components
 )
-"""The 12 standard components, in the reference catalog's order."""
+"""The 12 standard components, in the reference catalog's order (built on first read)."""
 
 
 class ComponentManifest(Mapping[str, ComponentDefinition]):
@@ -355,8 +395,39 @@ def define_component_manifest(
     return ComponentManifest(registered)
 
 
-STANDARD_MANIFEST: Final = define_component_manifest()
-"""The manifest used when none is given: exactly the standard catalog."""
+class _StandardManifest(ComponentManifest):
+    """The standard-only manifest, built (with the prop models) when it is first read."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:  # the slot stays unset until the first read
+        pass
+
+    def _ready(self) -> None:
+        try:
+            self._definitions  # noqa: B018 - set once the manifest was first read
+        except AttributeError:
+            self._definitions = define_component_manifest()._definitions
+
+    def __getitem__(self, key: str) -> ComponentDefinition:
+        self._ready()
+        return self._definitions[key]
+
+    def __iter__(self) -> Iterator[str]:
+        self._ready()
+        return iter(self._definitions)
+
+    def __len__(self) -> int:
+        self._ready()
+        return len(self._definitions)
+
+    def __repr__(self) -> str:
+        self._ready()
+        return f"ComponentManifest({list(self._definitions)!r})"
+
+
+STANDARD_MANIFEST: Final[ComponentManifest] = _StandardManifest()
+"""The manifest used when none is given: exactly the standard catalog (built on first read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -428,7 +499,9 @@ def resolve_component_frame(frame: Any, manifest: Any = None) -> ComponentResolu
 def _declared_value_ok(kind: EventValueKind, value: object) -> bool:
     """The value shape a custom component's declared event promises."""
     if kind == "none":
-        return value is std.NO_VALUE
+        from .standard import NO_VALUE
+
+        return value is NO_VALUE
     if kind == "id":
         return is_safe_id(value)
     if kind == "url":
@@ -441,7 +514,9 @@ def _event_parts(event: ComponentSelection | ComponentInteraction) -> tuple[str,
     if isinstance(event, ComponentSelection):
         return "select", event.choice_id
     if "value" not in event.model_fields_set:
-        return event.event, std.NO_VALUE
+        from .standard import NO_VALUE
+
+        return event.event, NO_VALUE
     return event.event, event.value
 
 

@@ -28,7 +28,7 @@ is not empty, is unmigratable: the memory removes it and tries the next key.
 """
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -45,7 +45,6 @@ from ...protocol.limits import (
     MEMORY_DEFAULT_MAX_RECORD_BYTES,
 )
 from ...protocol.text_metrics import split_text
-from ..ask.projection import ProjectTool, project_ask_event
 from ..view.presentation import is_component_frame_candidate, is_ordered_content
 from .web_storage import (
     ChatMemoryError,
@@ -55,7 +54,9 @@ from .web_storage import (
     WebStorageMigration,
 )
 
-ToolProjector = ProjectTool
+ToolProjector = Callable[[dict[str, Any]], Any]
+"""The Ask projection's `ProjectTool` (spelled here so the projection loads when a legacy
+tool part is first migrated, not when the widget mounts)."""
 
 MIGRATED_ROLES: Final = ("user", "assistant")
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -120,6 +121,8 @@ def _add_part(content: _BoundedContent, part: object, project_tool: ToolProjecto
     event = _tool_event(part)
     if event is None:
         return
+    from ..ask.projection import project_ask_event
+
     try:
         projected = project_ask_event(event, project_tool)
     except Exception:  # a projection failure is "no result"

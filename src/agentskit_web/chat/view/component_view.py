@@ -16,30 +16,33 @@ Interactive parts are buttons or links carrying `data-action`:
 Source links are real links (`href`, new tab) that also emit `open`.
 """
 
+from __future__ import annotations
+
 import json
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ...protocol.component import COMPONENT_PROTOCOL
-from ...protocol.source_list import SourceListProps
 from ..components.catalog import STANDARD_COMPONENTS, resolve_component_frame
-from ..components.standard import (
-    ApprovalRequestProps,
-    ButtonGroupProps,
-    ChoiceListProps,
-    ConfirmationProps,
-    ErrorNoticeProps,
-    FileAttachmentProps,
-    FormField,
-    FormProps,
-    LinkCardProps,
-    ProgressProps,
-    TableProps,
-    ToolCallProps,
-    js_number_text,
-)
 from .presentation import component_fallback_text, semantic_fallback
 from .tree import Child, Node, element
+
+if TYPE_CHECKING:  # the prop models load with the catalog, when a component first arrives
+    from ...protocol.source_list import SourceListProps
+    from ..components.standard import (
+        ApprovalRequestProps,
+        ButtonGroupProps,
+        ChoiceListProps,
+        ConfirmationProps,
+        ErrorNoticeProps,
+        FileAttachmentProps,
+        FormField,
+        FormProps,
+        LinkCardProps,
+        ProgressProps,
+        TableProps,
+        ToolCallProps,
+    )
 
 COMPONENT_EVENT: Final = "component-event"
 NO_EVENT_VALUE: Final = object()
@@ -119,6 +122,8 @@ def _cell_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
+        from ..components.standard import js_number_text
+
         return js_number_text(value)
     return str(value)
 
@@ -150,6 +155,8 @@ def _table(props: TableProps) -> list[Child]:
 
 
 def _progress(props: ProgressProps) -> list[Child]:
+    from ..components.standard import js_number_text
+
     value = js_number_text(props.value)
     bar = element(
         "progress",
