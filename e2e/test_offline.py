@@ -48,7 +48,9 @@ def _copy_site(dist: Path, target: Path) -> None:
             shutil.copy2(source, destination)
         return destination
 
-    shutil.copytree(dist, target, copy_function=link_or_copy, ignore=shutil.ignore_patterns("bench"))
+    shutil.copytree(
+        dist, target, copy_function=link_or_copy, ignore=shutil.ignore_patterns("bench")
+    )
     home = target / "index.html"
     html = home.read_text(encoding="utf-8")
     opted = html.replace("<agentskit-ask ", '<agentskit-ask offline="cache" ', 1)

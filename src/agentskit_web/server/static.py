@@ -75,7 +75,7 @@ HASHED_NAME: Final = re.compile(r"\.[0-9a-f]{12,64}(?=[./]|$)")
 """`name.<hex content hash>[.ext]` in any path segment: how `agentskit-web assets` names every
 file that can change (`agentskit-ask.<hash>.css`) and the runtime folder (`runtime.<hash>/`)."""
 SERVICE_WORKER_NAME: Final = "agentskit-ask-sw.js"
-"""The assets folder's service worker (build/assets.SERVICE_WORKER; server/ may not import build/)."""
+"""The assets folder's service worker: build/assets.SERVICE_WORKER (server/ cannot import it)."""
 ENCODINGS: Final = (("br", ".br"), ("gzip", ".gz"))
 """Pre-compressed copies a server looks for beside a file, in order of preference."""
 
