@@ -59,6 +59,7 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench ask --no-build
 	$(PY) -m agentskit_web.bench render --no-build
 	$(PY) -m agentskit_web.bench backend
+	$(PY) -m agentskit_web.bench embed --no-build
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

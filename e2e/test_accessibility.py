@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, expect
 
 from agentskit_web.server.demo_server import DemoConfig, DemoServer
 from e2e_support import ROOT, Watch, wait_for_state
@@ -92,9 +92,7 @@ def test_axe_finds_no_violation(
     page.goto(demo.url + "/")
     host = page.locator("agentskit-ask")
     expect(host.locator(".ak-box" if layout == "inline" else ".ak-launcher")).to_be_visible()
-    assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (
-        scheme == "dark"
-    )
+    assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (scheme == "dark")
     _axe(page, f"{layout}, {scheme}, idle shell")
 
     if layout == "launcher":

@@ -1,7 +1,7 @@
 """`python -m agentskit_web.bench [SECTION]`: the benchmark sections, one module each.
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `render`
-(render.py) and `backend` (backend.py); `make bench` runs them all. Harnesses
+(render.py), `backend` (backend.py) and `embed` (embed.py); `make bench` runs them all. Harnesses
 that run inside a page live in bench/page/ and ship in their own wheel, which
 only the benchmark pages fetch.
 """
@@ -48,6 +48,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     "backend": (
         "reference Ask backend: TTFB, done, q/s at 10 clients",
         _section("backend", "backend_command"),
+    ),
+    "embed": (
+        "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
+        _section("embed", "embed_command"),
     ),
 }
 
