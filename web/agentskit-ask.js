@@ -446,10 +446,24 @@ class AskElement extends HTMLElement {
         BOOT_TIMEOUT_MS,
       );
     });
+    // A Content-Security-Policy that forbids compiling WebAssembly makes Pyodide hang,
+    // not fail: name the directive at once instead of waiting for the watchdog.
+    let onViolation;
+    const blocked = new Promise((_, reject) => {
+      onViolation = (event) => {
+        if (!event.violatedDirective.startsWith("script-src")) return;
+        reject(new BootError(
+          `This page's Content-Security-Policy blocks the assistant (${event.violatedDirective} ` +
+            `refused ${event.blockedURI || "a script"}); it needs script-src 'self' 'wasm-unsafe-eval'.`,
+        ));
+      };
+      document.addEventListener("securitypolicyviolation", onViolation);
+    });
+    const guards = [timeout, blocked];
     try {
-      const python = await Promise.race([runtime((step) => this.#reportAll(step)), timeout]);
+      const python = await Promise.race([runtime((step) => this.#reportAll(step)), ...guards]);
       performance.mark("agentskit:widget-mount");
-      await Promise.race([python.mount_element(this, this.#pending), timeout]);
+      await Promise.race([python.mount_element(this, this.#pending), ...guards]);
       performance.measure("agentskit:widget-mount", "agentskit:widget-mount");
       this.#pending = null;
       this.#ready();
@@ -457,6 +471,7 @@ class AskElement extends HTMLElement {
       this.#fail(error);
     } finally {
       clearTimeout(this.#watchdog);
+      document.removeEventListener("securitypolicyviolation", onViolation);
       this.#mounting = false;
     }
   }
