@@ -12,15 +12,17 @@ ever registered.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
 from agentskit_web.server.demo_server import DemoConfig, DemoServer
 from agentskit_web.server.static import StaticSite
@@ -59,12 +61,32 @@ def _copy_site(dist: Path, target: Path) -> None:
     home.write_text(opted, encoding="utf-8")
 
 
+class _ServedPaths:
+    """ASGI middleware: the path of every HTTP request that reached the server."""
+
+    def __init__(self, app: Any, paths: list[str]) -> None:
+        self.app = app
+        self.paths = paths
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.paths.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
 @pytest.fixture
-def offline_demo(dist: Path, tmp_path: Path) -> Iterator[DemoServer]:
+def served() -> list[str]:
+    return []
+
+
+@pytest.fixture
+def offline_demo(dist: Path, tmp_path: Path, served: list[str]) -> Iterator[DemoServer]:
     site = tmp_path / "site"
     _copy_site(dist, site)
     config = DemoConfig(dist=site, site=ROOT / "docs" / "site.json", docs=ROOT / "docs")
-    server = DemoServer(config).start()
+    server = DemoServer(config)
+    server.app.add_middleware(_ServedPaths, paths=served)  # type: ignore[attr-defined]
+    server.start()
     try:
         yield server
     finally:
@@ -95,11 +117,29 @@ class TestOfflineCache:
     def watch(self, offline_demo: DemoServer) -> Watch:
         return Watch(origin=offline_demo.url)
 
+    @pytest.fixture
+    def context(self, browser: Browser, watch: Watch) -> Iterator[BrowserContext]:
+        """The conftest's guard without its abort route: Playwright turns the HTTP cache off
+        in a context with any route, and this test checks that nothing is downloaded twice.
+        Off-origin requests are still recorded and fail the test."""
+        ctx = browser.new_context()
+        ctx.on("request", watch.on_request)
+        try:
+            yield ctx
+        finally:
+            ctx.close()
+        assert not watch.off_origin, f"requests to other origins: {watch.off_origin}"
+        assert not watch.errors, "\n".join(watch.errors)
+
     def test_offline_reload_boots_from_the_cache_and_answers_the_faq(
-        self, page: Page, context: BrowserContext, watch: Watch, offline_demo: DemoServer
+        self,
+        page: Page,
+        context: BrowserContext,
+        watch: Watch,
+        offline_demo: DemoServer,
+        served: list[str],
+        dist: Path,
     ) -> None:
-        served: list[str] = []
-        context.on("request", lambda request: served.append(request.url))
         page.goto(offline_demo.url + "/")
         # A runtime cache left by an older build: activation must drop it.
         page.evaluate(
@@ -118,7 +158,15 @@ class TestOfflineCache:
         runtime_caches = [n for n in names if n.startswith("agentskit-ask:runtime:")]
         assert len(runtime_caches) == 1, names
         assert "agentskit-ask:pages" in names
-        assert any(url.endswith(WORKER) for url in served)
+        assert WORKER in served
+        # The worker's precache came from the HTTP cache: the server sent each runtime
+        # file once, to the loader's prefetch (Pyodide's own fetches were cache hits too).
+        runtime = (
+            "/agentskit/" + json.loads((dist / "agentskit" / "assets.json").read_text())["runtime"]
+        )
+        sent = Counter(path for path in served if path.startswith(runtime))
+        assert sent, served
+        assert all(count == 1 for count in sent.values()), sent
 
         # The network is gone: the backend stops and the browser is offline.
         offline_demo.stop()
