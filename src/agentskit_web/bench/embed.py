@@ -227,8 +227,8 @@ def page_view(browser: Any, url: str) -> tuple[int, float, int]:
 # ---------------------------------------------------------------- 2. intent -> ready
 
 
-def widget_boot(browser: Any, url: str) -> tuple[float, float, list[Fetch]]:
-    """(cold intent->ready, warm intent->ready, the cold boot's network fetches)."""
+def widget_boot(browser: Any, url: str) -> tuple[float, float, list[Fetch], list[Fetch]]:
+    """(cold and warm intent->ready, the cold boot's network fetches, and all its fetches)."""
     context = browser.new_context()
     try:
         page, log = _new_page(context)
@@ -236,12 +236,13 @@ def widget_boot(browser: Any, url: str) -> tuple[float, float, list[Fetch]]:
         _intent_and_ready(page)
         cold = page.evaluate(INTENT_TO_READY)
         fetched = log.network()
+        every = list(log.fetches.values())
         page.reload()
         _intent_and_ready(page)
         warm = page.evaluate(INTENT_TO_READY)
         if cold is None or warm is None:
             raise EmbedBenchError("the widget has no agentskit:intent/ready marks")
-        return float(cold), float(warm), fetched
+        return float(cold), float(warm), fetched, every
     finally:
         context.close()
 
@@ -317,6 +318,7 @@ def run_embed(args: argparse.Namespace, site: Path, base: str, playwright: Any) 
         boots.update({"raw_cold": [], "raw_warm": []})
         doubled: dict[str, int] = {}
         runtime_fetches: list[int] = []
+        runtime_requests: list[int] = []
         runtime_bytes: list[int] = []
         encodings: set[str] = set()
         for run in range(args.runs):
@@ -329,8 +331,9 @@ def run_embed(args: argparse.Namespace, site: Path, base: str, playwright: Any) 
             order = ("widget", "raw") if run % 2 == 0 else ("raw", "widget")
             for kind in order:
                 if kind == "widget":
-                    cold, warm, fetched = widget_boot(browser, base + "/")
+                    cold, warm, fetched, every = widget_boot(browser, base + "/")
                     doubled.update(duplicates(fetched, runtime_marker))
+                    runtime_requests.append(sum(1 for f in every if runtime_marker in f.url))
                     ours = [f for f in fetched if runtime_marker in f.url]
                     runtime_fetches.append(len(ours))
                     runtime_bytes.append(sum(f.bytes for f in ours))
@@ -355,6 +358,7 @@ def run_embed(args: argparse.Namespace, site: Path, base: str, playwright: Any) 
         result["prefetch"] = {
             "distinct_runtime_files": len(manifest["files"]) + 1,
             "runtime_network_fetches": _median([float(n) for n in runtime_fetches]),
+            "runtime_requests": _median([float(n) for n in runtime_requests]),
             "runtime_bytes": _median([float(n) for n in runtime_bytes]),
             "compressed_sizes_on_disk": _on_disk(site, manifest, encodings),
             "fetched_twice": doubled,
@@ -417,7 +421,8 @@ def format_embed(result: dict[str, Any]) -> str:
         f" ({verdict(second['second_requests'] <= SECOND_PAGE_GOAL_REQUESTS)});"
         f" {second['second_from_cache']:.0f} answered by the cache",
         "  prefetch vs Pyodide's own fetches (cold widget boot):",
-        f"     runtime files {prefetch['distinct_runtime_files']}, network fetches"
+        f"     runtime files {prefetch['distinct_runtime_files']}, requests"
+        f" {prefetch['runtime_requests']:.0f}, of which to the network"
         f" {prefetch['runtime_network_fetches']:.0f}, bytes {_kb(prefetch['runtime_bytes'])}"
         f" (files as served, {'/'.join(prefetch['encodings'])}:"
         f" {_kb(prefetch['compressed_sizes_on_disk'])}); fetched twice:"
