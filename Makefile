@@ -82,6 +82,7 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
+	$(PY) -m agentskit_web.bench embed --no-build
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

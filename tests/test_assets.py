@@ -14,11 +14,15 @@ from agentskit_web.build.assets import (
     HASHED_RUNTIME,
     LOADER,
     MANIFEST,
+    PRECACHE_MARKER,
+    SERVICE_WORKER,
     RuntimeInput,
     compressed_copies,
     content_hash,
     hashed_name,
     loader_text,
+    precache_object,
+    service_worker_text,
     write_assets,
 )
 from agentskit_web.build.files import BuildError
@@ -122,3 +126,30 @@ def test_the_page_loads_the_closure_of_its_package() -> None:
     lock["packages"]["pydantic"]["depends"].append("gone")
     with pytest.raises(BuildError, match="no package gone"):
         dependency_closure(lock, "agentskit-web")
+
+
+def test_the_service_worker_precaches_every_boot_file_under_a_versioned_name(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "assets"
+    report = write_assets(out, WEB, runtime())
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert manifest["serviceWorker"] == SERVICE_WORKER
+    text = (out / SERVICE_WORKER).read_text()
+    assert PRECACHE_MARKER not in text
+    precache = json.loads(text.split("const PRECACHE = ", 1)[1].split(";\n", 1)[0])
+    expected = {report.stylesheet, f"{report.runtime}pyodide.mjs"}
+    expected |= {f"{report.runtime}{entry['name']}" for entry in manifest["files"]}
+    assert set(precache["files"]) == expected
+    for name in precache["files"]:
+        assert (out / name).is_file(), name
+    assert precache_object(manifest) == precache
+    # A new runtime is a new cache version; the same one keeps its version.
+    again = write_assets(tmp_path / "again", WEB, runtime())
+    assert again.runtime == report.runtime
+    changed = write_assets(tmp_path / "changed", WEB, runtime(wasm=b"\0asm" * 601))
+    newer = json.loads((tmp_path / "changed" / MANIFEST).read_text())
+    assert changed.runtime != report.runtime
+    assert precache_object(newer)["version"] != precache["version"]
+    with pytest.raises(BuildError, match="exactly one"):
+        service_worker_text("const PRECACHE = null;", manifest)

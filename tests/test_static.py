@@ -93,3 +93,18 @@ def test_a_file_without_copies_is_sent_as_it_is(tmp_path: Path) -> None:
     with StaticSite(tmp_path) as site:
         response = httpx.get(site.url + "/index.html", headers={"accept-encoding": "br"})
     assert "content-encoding" not in response.headers and "vary" not in response.headers
+
+
+def test_only_the_offline_worker_may_control_pages_outside_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<!doctype html><title>x</title>", encoding="utf-8")
+    (tmp_path / "agentskit").mkdir()
+    (tmp_path / "agentskit" / "agentskit-ask-sw.js").write_text("// sw", encoding="utf-8")
+    (tmp_path / "agentskit" / "agentskit-ask.js").write_text("// loader", encoding="utf-8")
+    with StaticSite(tmp_path) as site:
+        worker = httpx.get(site.url + "/agentskit/agentskit-ask-sw.js")
+        loader = httpx.get(site.url + "/agentskit/agentskit-ask.js")
+    assert worker.headers["service-worker-allowed"] == "/"
+    assert worker.headers["cache-control"] == REVALIDATE, "a new build's worker is seen at once"
+    assert worker.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert "service-worker-allowed" not in loader.headers
+    assert "Service-Worker-Allowed" not in static_headers("agentskit/not-agentskit-ask-sw.js")

@@ -1,5 +1,7 @@
 """The `protocol` bench section measures real work and prints every figure it promises."""
 
+from pathlib import Path
+
 from agentskit_web.bench.stream import format_protocol, run_protocol_bench
 
 
@@ -60,3 +62,13 @@ def test_figures_refuse_to_invent_a_ratio_or_a_rate() -> None:
     assert ratio(3.0, 0.0) is None and ratio(0.0, 2.0) is None
     assert per_second(10, 2) == 5 and per_second(10, 0) is None
     assert shown(None, ".2f").startswith("unresolved") and shown(1.5, ".2f") == "1.50"
+
+
+def test_the_embed_baseline_page_has_no_embed_left() -> None:
+    from agentskit_web.bench.embed import LOADER_TAG, without_embed
+
+    home = (Path(__file__).resolve().parents[1] / "index.html").read_text(encoding="utf-8")
+    bare = without_embed(home)
+    assert LOADER_TAG in home and "<agentskit-ask" in home
+    assert "<script" not in bare and "<agentskit-ask " not in bare
+    assert "site.css" in bare and "</main>" in bare

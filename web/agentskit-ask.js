@@ -179,6 +179,67 @@ function onPageKey(event) {
   first.open();
 }
 
+// ---------------------------------------------------------------- offline cache (opt-in)
+// <agentskit-ask offline="cache">: once the runtime has booted, register the service
+// worker shipped beside this file (agentskit-ask-sw.js). It precaches the runtime (from
+// the HTTP cache: nothing is downloaded twice) and keeps this page, this loader, the
+// knowledge file and the page's same-origin stylesheets and icons, so the page reopens
+// and boots with the network off. Its scope is the folder above the assets folder (the
+// site root when the folder is /agentskit/), or `offline-scope`; a scope wider than the
+// assets folder needs the `Service-Worker-Allowed` header on the worker (our servers
+// send it; docs/embedding.md says how on other hosts). data-offline on the element
+// ends as "ready" (everything stored) or "error" (said once in the console).
+
+const OFFLINE_MODES = ["none", "cache"];
+
+function activated(registration) {
+  if (registration.active) return Promise.resolve(registration.active);
+  const worker = registration.installing || registration.waiting;
+  return new Promise((resolve, reject) => {
+    worker.addEventListener("statechange", () => {
+      if (worker.state === "activated") resolve(worker);
+      else if (worker.state === "redundant") reject(new Error("the service worker failed to install"));
+    });
+  });
+}
+
+function keptURLs(element) {
+  const urls = [location.href, import.meta.url];
+  const knowledge = element.getAttribute("knowledge");
+  if (knowledge) urls.push(new URL(knowledge, document.baseURI).href);
+  for (const link of document.querySelectorAll('link[rel~="stylesheet"][href], link[rel~="icon"][href]')) {
+    urls.push(link.href);
+  }
+  return urls.filter((url) => new URL(url).origin === location.origin);
+}
+
+async function keepOffline(element) {
+  if (choice(element, "offline", OFFLINE_MODES) !== "cache" || element.dataset.offline) return;
+  element.dataset.offline = "pending";
+  try {
+    if (!("serviceWorker" in navigator)) throw new Error("this browser has no service workers here");
+    const custom = element.getAttribute("offline-scope");
+    const scope = custom ? new URL(custom, document.baseURI) : new URL("../", BASE);
+    const registration = await navigator.serviceWorker.register(new URL(ASSETS.serviceWorker, BASE).href, {
+      scope: scope.href,
+    });
+    const worker = await activated(registration);
+    const reply = await new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = (event) => resolve(event.data);
+      worker.postMessage({ type: "agentskit:keep", urls: keptURLs(element) }, [channel.port2]);
+    });
+    if (reply.error || reply.missing.length || reply.failed.length) {
+      throw new Error(reply.error || `not stored: ${[...reply.missing, ...reply.failed].join(", ")}`);
+    }
+    element.dataset.offline = "ready";
+  } catch (error) {
+    element.dataset.offline = "error";
+    warnOnce("offline", `the offline cache could not be set up (${error.message || error}).`);
+  }
+}
+// ---------------------------------------------------------------- end of the offline cache
+
 // ---------------------------------------------------------------- the element
 
 class AskElement extends HTMLElement {
@@ -423,6 +484,7 @@ class AskElement extends HTMLElement {
     this.#setState("ready");
     if (!performance.getEntriesByName("agentskit:ready").length) performance.mark("agentskit:ready");
     this.dispatchEvent(new CustomEvent("agentskit:ready", { bubbles: true, composed: true }));
+    keepOffline(this); // offline="cache" only (see the offline cache block)
   }
 
   #fail(error) {

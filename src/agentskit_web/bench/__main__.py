@@ -1,10 +1,10 @@
 """`python -m agentskit_web.bench [SECTION]`: the benchmark sections, one module each.
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
-(weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py) and
-`answers` (answers.py); `make bench` runs them all. Harnesses that run inside a
-page live in bench/page/ and ship in their own wheel, which only the benchmark
-pages fetch.
+(weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
+`answers` (answers.py) and `embed` (embed.py); `make bench` runs them all.
+Harnesses that run inside a page live in bench/page/ and ship in their own
+wheel, which only the benchmark pages fetch.
 """
 
 from __future__ import annotations
@@ -61,6 +61,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     "answers": (
         "retrieval eval: recall@1/@3, MRR, declined vs plain BM25 (own options: answers -h)",
         _section("answers", "main"),
+    ),
+    "embed": (
+        "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
+        _section("embed", "embed_command"),
     ),
 }
 OWN_OPTIONS = frozenset({"answers"})

@@ -4,6 +4,7 @@
 OUT_DIR/
   agentskit-ask.js              the loader (stable name: pages link it; revalidated)
   agentskit-ask.<hash>.css      the widget's stylesheet
+  agentskit-ask-sw.js           the opt-in offline service worker (stable name, revalidated)
   runtime.<hash>/               Pyodide, the precompiled stdlib, the lock and the wheels
   assets.json                   what is where (tools, benchmarks, the testing kit)
   *.br, *.gz                    pre-compressed copies of the large files
@@ -37,6 +38,10 @@ from typing import Final
 from .files import BuildError, write_if_changed
 
 LOADER: Final = "agentskit-ask.js"
+SERVICE_WORKER: Final = "agentskit-ask-sw.js"
+"""The offline cache (`offline="cache"`): pages register it by this stable name."""
+PRECACHE_MARKER: Final = "/* agentskit:precache */ null"
+"""What web/agentskit-ask-sw.js holds where the build writes the list of files it precaches."""
 STYLESHEET_SOURCE: Final = "agentskit-ask.css"
 MANIFEST: Final = "assets.json"
 RUNTIME_PREFIX: Final = "runtime."
@@ -50,6 +55,7 @@ COMPRESSIBLE: Final = frozenset({".js", ".mjs", ".css", ".json", ".wasm", ".zip"
 COMPRESS_MIN_BYTES: Final = 1_024
 COMPRESS_MIN_SAVING: Final = 0.05
 """A compressed copy must be at least 5% smaller than the file, or it is not written."""
+PYODIDE_ENTRY: Final = "pyodide.mjs"
 PREFETCHED_RUNTIME: Final = ("pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", LOCK_FILE)
 """Runtime files the loader downloads in parallel (with progress) before starting Pyodide."""
 _OWN_PREFIXES: Final = ("agentskit-ask", MANIFEST)
@@ -102,6 +108,31 @@ def loader_text(template: str, assets: Mapping[str, object]) -> str:
     if template.count(ASSETS_MARKER) != 1:
         raise BuildError(f"{LOADER}: expected exactly one `{ASSETS_MARKER}` to fill in")
     return template.replace(ASSETS_MARKER, json.dumps(assets, sort_keys=True))
+
+
+def precache_object(assets: Mapping[str, object]) -> dict[str, object]:
+    """What the service worker keeps: the stylesheet and every runtime file a boot fetches.
+
+    Paths are relative to the worker's own URL (the assets folder); `version`
+    changes whenever any of those files does, which names a new cache.
+    """
+    runtime = str(assets["runtime"])
+    boot = [runtime + name for name in (PYODIDE_ENTRY, *_file_names(assets))]
+    files = sorted({str(assets["stylesheet"]), *boot})
+    return {"version": content_hash([(name, b"") for name in files]), "files": files}
+
+
+def _file_names(assets: Mapping[str, object]) -> list[str]:
+    listed = assets["files"]
+    assert isinstance(listed, list)
+    return [str(entry["name"]) for entry in listed]
+
+
+def service_worker_text(template: str, assets: Mapping[str, object]) -> str:
+    """The service worker with its PRECACHE object written in (fails if the marker moved)."""
+    if template.count(PRECACHE_MARKER) != 1:
+        raise BuildError(f"{SERVICE_WORKER}: expected exactly one `{PRECACHE_MARKER}` to fill in")
+    return template.replace(PRECACHE_MARKER, json.dumps(precache_object(assets), sort_keys=True))
 
 
 def compressed_copies(name: str, data: bytes, cache: Path | None = None) -> dict[str, bytes]:
@@ -159,7 +190,7 @@ def assets_object(
 ) -> dict[str, object]:
     """What the loader needs to know: where things are and what to download, with sizes."""
     prefetch = [*PREFETCHED_RUNTIME, *sorted(page_wheels)]
-    missing = [name for name in prefetch if name not in members]
+    missing = [name for name in (PYODIDE_ENTRY, *prefetch) if name not in members]
     if missing:
         raise BuildError(f"runtime folder lacks {', '.join(missing)}")
     return {
@@ -167,6 +198,7 @@ def assets_object(
         "stylesheet": stylesheet,
         "packages": [PAGE_PACKAGE],
         "files": [{"name": name, "size": len(members[name])} for name in prefetch],
+        "serviceWorker": SERVICE_WORKER,
     }
 
 
@@ -186,6 +218,8 @@ def write_assets(
     outputs: dict[str, bytes] = {f"{runtime_dir}{name}": data for name, data in members.items()}
     outputs[stylesheet] = css
     outputs[LOADER] = loader
+    worker = service_worker_text(_read(web / SERVICE_WORKER).decode("utf-8"), assets)
+    outputs[SERVICE_WORKER] = worker.encode("utf-8")
     outputs[MANIFEST] = (json.dumps(assets, indent=1, sort_keys=True) + "\n").encode()
     packed = cache / "compressed" if cache is not None else None
     for name, data in list(outputs.items()):

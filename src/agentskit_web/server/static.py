@@ -10,6 +10,9 @@ sends the same headers (`static_headers`):
 - caching by name: a file whose path carries a content hash never changes, so
   it is `public, max-age=31536000, immutable` (a second page asks nothing);
   everything else is `no-cache` (revalidated, so a rebuilt site shows at once);
+- the offline service worker (`agentskit-ask-sw.js`, opt-in) with
+  `Service-Worker-Allowed: /`, so a worker published in the assets folder may
+  control the site's pages outside that folder;
 - `x.br` / `x.gz` written beside `x` are sent for `x` to clients that accept
   them, with `Content-Encoding` and `Vary: Accept-Encoding`.
 
@@ -71,6 +74,8 @@ REVALIDATE: Final = "no-cache"
 HASHED_NAME: Final = re.compile(r"\.[0-9a-f]{12,64}(?=[./]|$)")
 """`name.<hex content hash>[.ext]` in any path segment: how `agentskit-web assets` names every
 file that can change (`agentskit-ask.<hash>.css`) and the runtime folder (`runtime.<hash>/`)."""
+SERVICE_WORKER_NAME: Final = "agentskit-ask-sw.js"
+"""The assets folder's service worker: build/assets.SERVICE_WORKER (server/ cannot import it)."""
 ENCODINGS: Final = (("br", ".br"), ("gzip", ".gz"))
 """Pre-compressed copies a server looks for beside a file, in order of preference."""
 
@@ -122,6 +127,8 @@ def static_headers(path: str) -> dict[str, str]:
         "Cache-Control": IMMUTABLE if is_content_hashed(path) else REVALIDATE,
         "X-Content-Type-Options": "nosniff",
     }
+    if path.replace("\\", "/").rsplit("/", 1)[-1] == SERVICE_WORKER_NAME:
+        headers["Service-Worker-Allowed"] = "/"
     kind = media_type(path)
     if kind is not None:
         headers["Content-Type"] = kind
