@@ -38,7 +38,7 @@ CASE_COUNTS = {
     "legacy_memory.json": 36,
     "memory_record.json": 55,
     "session.json": 53,
-    "site_config.json": 42,
+    "site_config.json": 58,
     "turn.json": 60,
     "turn_cursor.json": 14,
     "turn_encode.json": 20,
