@@ -59,7 +59,7 @@ def find_root(start: Path | None = None) -> Path:
     for folder in [(start or Path.cwd()).resolve(), *(start or Path.cwd()).resolve().parents]:
         if (folder / "pyproject.toml").is_file() and (folder / "web").is_dir():
             return folder
-    here = Path(__file__).resolve().parents[2]
+    here = Path(__file__).resolve().parents[3]  # src/agentskit_web/build/files.py -> root
     if (here / "pyproject.toml").is_file():
         return here
     raise BuildError("cannot find the project root (a folder with pyproject.toml and web/)")
