@@ -116,4 +116,6 @@ def test_messages_are_isolated_and_code_shows_what_it_hides(
     assert "\u202e" not in shown and "\u200b" not in shown
     assert '"user<U+202E> <U+2066>// admin only<U+2069> <U+2066>":' in shown
     block.locator("[data-action=copy-code]").click()
+    # The copy is asynchronous (the page writes the clipboard from a task): wait for it.
+    page.wait_for_function("async () => (await navigator.clipboard.readText()).length > 0")
     assert page.evaluate("navigator.clipboard.readText()") == shown

@@ -109,8 +109,6 @@ def test_the_demo_runs_under_the_strict_policy_with_no_violation(
     assert violations == []
 
 
-# The browser reports the blocked WebAssembly compile; the loader reports it in the box.
-@pytest.mark.console_error_expected(r"WebAssembly|wasm|Content Security Policy|unsafe-eval")
 def test_a_policy_without_wasm_unsafe_eval_ends_in_a_visible_error(
     page: Page, context: BrowserContext, dist: Path, watch: Watch
 ) -> None:

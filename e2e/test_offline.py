@@ -27,6 +27,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, expect
 from agentskit_web.server.demo_server import DemoConfig, DemoServer
 from agentskit_web.server.static import StaticSite
 from e2e_support import ROOT, Watch, wait_for_state
+from module_record import PYODIDE_MODULE
 
 FAQ_QUESTION = "Does it use a CDN?"
 OTHER_QUESTION = "How do I rotate the bearer tokens?"
@@ -123,6 +124,7 @@ class TestOfflineCache:
         in a context with any route, and this test checks that nothing is downloaded twice.
         Off-origin requests are still recorded and fail the test."""
         ctx = browser.new_context()
+        ctx.unroute(PYODIDE_MODULE)  # the import recorder's route would turn the cache off too
         ctx.on("request", watch.on_request)
         try:
             yield ctx

@@ -78,7 +78,7 @@ def test_served_archives_store_their_members_uncompressed(dist: Path) -> None:
 
 def test_members_the_page_never_imports_are_not_served(dist: Path) -> None:
     for distribution, drops in build_wheels.WHEEL_DROPS.items():
-        [wheel] = (dist / "wheels").glob(f"{distribution.replace('-', '_')}-*.whl")
+        [wheel] = runtime_dir(dist).glob(f"{distribution.replace('-', '_')}-*.whl")
         with zipfile.ZipFile(wheel) as archive:
             names = archive.namelist()
         for drop in drops:

@@ -188,6 +188,10 @@ def test_regenerate_sends_lineage_and_reload_restores_from_the_server(
     answer = _settled(page, 1)
     answer.hover()
     answer.locator(".ak-regenerate").click()
+    for _ in range(300):  # the click starts the submit from a task: wait until it is sent
+        if len(_submits(requests)) == 2:
+            break
+        page.wait_for_timeout(100)
     expect(page.locator("agentskit-ask .ak-assistant")).to_have_count(1)
     answer = _settled(page, 1)
     expect(answer).to_have_attribute("data-status", "complete")
