@@ -64,10 +64,12 @@ def _open(page: Page, watch: Watch, demo: DemoServer) -> None:
 
 def _ask(page: Page, question: str) -> Any:
     field = page.locator("agentskit-ask .ak-input")
+    answers = page.locator("agentskit-ask .ak-assistant")
+    before = answers.count()  # counted before sending: the new answer is the one after these
     field.fill(question)
     field.press("Enter")
-    count = page.locator("agentskit-ask .ak-assistant").count()
-    answer = page.locator("agentskit-ask .ak-assistant").nth(max(count - 1, 0))
+    expect(answers).to_have_count(before + 1, timeout=30_000)
+    answer = answers.nth(before)
     expect(answer).to_have_attribute("data-status", re.compile("complete|error"), timeout=30_000)
     return answer
 
