@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from agentskit_web.bench.stream import format_protocol, run_protocol_bench
 
 
@@ -62,6 +64,23 @@ def test_figures_refuse_to_invent_a_ratio_or_a_rate() -> None:
     assert ratio(3.0, 0.0) is None and ratio(0.0, 2.0) is None
     assert per_second(10, 2) == 5 and per_second(10, 0) is None
     assert shown(None, ".2f").startswith("unresolved") and shown(1.5, ".2f") == "1.50"
+
+
+def test_the_page_median_keeps_every_sample() -> None:
+    from agentskit_web.bench.page.figures import median
+
+    assert median([3.0, 1.0, 2.0]) == 2.0
+    assert median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    assert median([7.0]) == 7.0
+    with pytest.raises(ValueError):
+        median([])
+
+
+def test_the_bench_pages_import_only_what_the_trimmed_stdlib_ships() -> None:
+    """The pages run on the product's trimmed stdlib: `statistics` is not in it."""
+    pages = Path(__file__).resolve().parents[1] / "src/agentskit_web/bench/page"
+    for page in pages.glob("*.py"):
+        assert "import statistics" not in page.read_text(encoding="utf-8"), page.name
 
 
 def test_the_embed_baseline_page_has_no_embed_left() -> None:
