@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import Page
 
 from agentskit_web.bench.harness import harness_html, runtime_path
+from agentskit_web.server.demo_server import DemoConfig, DemoServer
 from agentskit_web.server.static import LOOPBACK, media_type, static_headers
 
 __all__ = ["harness_html", "runtime_path"]
@@ -60,6 +63,21 @@ class Watch:
 
     def on_page_error(self, error: Any) -> None:
         self.errors.append(f"page error: {error}")
+
+
+@contextlib.contextmanager
+def running_demo(dist: Path, pace_seconds: float) -> Iterator[DemoServer]:
+    """The app `make demo` runs (dist/, /api/ask, /api/turn; docs/ indexed) on a free port,
+    stopped afterwards unless the test already stopped it."""
+    config = DemoConfig(
+        dist=dist, site=ROOT / "docs" / "site.json", docs=ROOT / "docs", pace_seconds=pace_seconds
+    )
+    server = DemoServer(config).start()
+    try:
+        yield server
+    finally:
+        if server.running:
+            server.stop()
 
 
 def widget_state(page: Page) -> str | None:

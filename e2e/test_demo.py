@@ -20,8 +20,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from playwright.sync_api import BrowserContext, Page, Request, expect
 
-from agentskit_web.server.demo_server import DemoConfig, DemoServer
-from e2e_support import ROOT, Watch, wait_for_state
+from agentskit_web.server.demo_server import DemoServer
+from e2e_support import Watch, running_demo, wait_for_state
 
 STREAM_PACE_SECONDS = 0.02  # slow enough to see the text grow, fast enough for a test
 DOCS_QUESTION = "How do I configure rate limiting?"
@@ -40,18 +40,8 @@ TEXT_WHILE_STREAMING = f"""() => {{
 
 @pytest.fixture
 def demo(dist: Path) -> Iterator[DemoServer]:
-    config = DemoConfig(
-        dist=dist,
-        site=ROOT / "docs" / "site.json",
-        docs=ROOT / "docs",
-        pace_seconds=STREAM_PACE_SECONDS,
-    )
-    server = DemoServer(config).start()
-    try:
+    with running_demo(dist, STREAM_PACE_SECONDS) as server:
         yield server
-    finally:
-        if server.running:
-            server.stop()
 
 
 @pytest.fixture

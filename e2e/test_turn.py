@@ -1,11 +1,13 @@
 """The widget with `protocol="turn"` in Chromium, against the real turn backend of the demo.
 
-`turn_demo` serves a copy of dist/ whose page says `protocol="turn"` (and has
+`demo` serves a copy of dist/ whose page says `protocol="turn"` (and has
 no FAQ artifact, so every question reaches the server) with `DemoServer`, the
 app `make demo` runs: `POST /api/turn` and `GET /api/turn/<id>` beside
 `/api/ask`. A scripted route (Playwright's `page.route`) plays the server for
 the replay test: duplicate, stale, foreign-session and malformed lines must
-change nothing on the page.
+change nothing on the page. `CuttingProxy` sits between the page and the
+demo to drop its connections mid-answer, and to refuse new ones for a while
+(the server is "down"), so the reconnecting state shows and then resolves.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import json
 import re
 import shutil
 import socket
+import struct
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,9 +30,10 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Request, Route, expect
 
 from agentskit_web.chat.turn.adapter import new_session_id
-from agentskit_web.server.demo_server import DemoConfig, DemoServer
+from agentskit_web.chat.widget_config import DEFAULT_STRINGS
+from agentskit_web.server.demo_server import DemoServer
 from agentskit_web.server.static import LOOPBACK
-from e2e_support import ROOT, Watch, wait_for_state
+from e2e_support import Watch, running_demo, wait_for_state
 
 PACE_SECONDS = 0.02
 QUESTION = "How do I configure rate limiting?"
@@ -43,11 +48,12 @@ TEXT_WHILE_STREAMING = f"""() => {{
   return text.length > 0 ? text.length : null;
 }}"""
 PREFIX = "\x1eagentskit.chat.content/1\n"
-NOTICE_RECORDER = """() => {
-  window.__akNotices = [];
+RECONNECTING = DEFAULT_STRINGS["reconnecting"]
+CONNECTION_RECORDER = """() => {
+  window.__akConnection = [];
   const host = document.querySelector('agentskit-ask');
-  new MutationObserver(() => window.__akNotices.push(host.getAttribute('data-notice')))
-    .observe(host, {attributes: true, attributeFilter: ['data-notice']});
+  new MutationObserver(() => window.__akConnection.push(host.hasAttribute('data-reconnecting')))
+    .observe(host, {attributes: true, attributeFilter: ['data-reconnecting']});
 }"""
 
 
@@ -68,18 +74,8 @@ def turn_dist(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def demo(turn_dist: Path) -> Iterator[DemoServer]:
-    config = DemoConfig(
-        dist=turn_dist,
-        site=ROOT / "docs" / "site.json",
-        docs=ROOT / "docs",
-        pace_seconds=PACE_SECONDS,
-    )
-    server = DemoServer(config).start()
-    try:
+    with running_demo(turn_dist, PACE_SECONDS) as server:
         yield server
-    finally:
-        if server.running:
-            server.stop()
 
 
 @pytest.fixture
@@ -217,8 +213,98 @@ def test_regenerate_sends_lineage_and_reload_restores_from_the_server(
     assert gets and gets[-1].url.endswith("/api/turn/" + first["sessionId"])
 
 
+EDITED = "How do I put the widget on my own docs site?"
+
+
+def _wait_for_submits(page: Page, requests: list[Request], count: int) -> None:
+    """The submit starts from a task after the click: wait until it was sent."""
+    for _ in range(300):
+        if len(_submits(requests)) >= count:
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"expected {count} submits, saw {len(_submits(requests))}")
+
+
+def test_edit_replaces_the_question_and_what_followed_with_lineage_and_survives_a_reload(
+    page: Page, context: BrowserContext, demo: DemoServer
+) -> None:
+    requests = _turn_requests(context)
+    page.goto(demo.url + "/")
+    wait_for_state(page, "ready")
+    _ask(page, QUESTION)
+    _settled(page, 1)
+    _ask(page, SECOND)
+    old_second = _settled(page, 2).locator(".ak-body").text_content() or ""
+    first = _submits(requests)[0]
+    questions = page.locator("agentskit-ask .ak-user")
+
+    # Edit opens an inline editor with the question's text; Escape cancels it (and only it).
+    edit = questions.first.locator("button.ak-edit")
+    expect(edit).to_have_accessible_name(DEFAULT_STRINGS["edit_label"])
+    edit.focus()
+    page.keyboard.press("Enter")  # a button: the keyboard opens it as a click does
+    field = questions.first.locator("textarea.ak-edit-input")
+    expect(field).to_be_focused()
+    expect(field).to_have_value(QUESTION)
+    expect(field).to_have_accessible_name(DEFAULT_STRINGS["edit_field"])
+    expect(questions.first.locator(".ak-user-text")).to_be_hidden()
+    for key in ("save", "cancel"):
+        button = questions.first.locator(f"button[data-ui=edit-{key}]")
+        expect(button).to_have_accessible_name(DEFAULT_STRINGS[f"{key}_label"])
+    field.fill("not sent")
+    field.press("Escape")
+    expect(questions.first.locator(".ak-editor")).to_have_count(0)
+    expect(questions.first.locator(".ak-user-text")).to_have_text(QUESTION)
+    expect(edit).to_be_focused()
+    expect(page.locator("agentskit-ask .ak-panel")).to_be_visible()  # Esc did not close the box
+    assert len(_submits(requests)) == 2
+
+    # Save: the question is replaced and everything after it gives way to the new turn.
+    edit.click()
+    field = questions.first.locator("textarea.ak-edit-input")
+    field.fill(EDITED)
+    questions.first.locator("button[data-ui=edit-save]").click()
+    _wait_for_submits(page, requests, 3)
+    expect(page.locator("agentskit-ask .ak-message")).to_have_count(2)
+    answer = _settled(page, 1)
+    expect(answer).to_have_attribute("data-status", "complete")
+    edit_submit = _submits(requests)[2]
+    assert edit_submit["payload"]["input"] == EDITED
+    assert edit_submit["payload"]["lineage"] == {
+        "operation": "edit",
+        "parentTurnId": first["turnId"],
+        "sourceMessageId": "u-" + first["turnId"],
+    }
+    expect(questions).to_have_count(1)
+    expect(questions.first.locator(".ak-user-text")).to_have_text(EDITED)
+    log = page.locator("agentskit-ask .ak-log").text_content() or ""
+    assert SECOND not in log and _plain(old_second)[:80] not in _plain(log)
+
+    # The server holds the same: the edited question and its answer, nothing after.
+    latest = _latest(page, first["sessionId"])
+    assert latest["payload"]["lineage"] == edit_submit["payload"]["lineage"]
+    assert latest["payload"]["status"] == "complete"
+    held = latest["payload"]["messages"]
+    assert [(m["role"], m["content"] if m["role"] == "user" else "") for m in held] == [
+        ("user", EDITED),
+        ("assistant", ""),
+    ]
+    shown = answer.locator(".ak-body").text_content() or ""
+    assert _plain(_answer_text(latest))[:120] in _plain(shown)
+
+    # A reload without the cached conversation restores the edited one from the server.
+    page.evaluate(f"() => localStorage.removeItem({json.dumps(STORAGE_KEY)})")
+    page.reload()
+    wait_for_state(page, "ready")
+    expect(page.locator("agentskit-ask .ak-message")).to_have_count(2)
+    expect(page.locator("agentskit-ask .ak-user .ak-user-text")).to_have_text(EDITED)
+    restored = page.locator("agentskit-ask .ak-assistant .ak-body").text_content() or ""
+    assert _plain(restored) == _plain(shown)
+
+
 class CuttingProxy:
-    """A TCP proxy in front of the demo whose `cut()` drops every open connection at once."""
+    """A TCP proxy in front of the demo: `cut(down_seconds)` drops every open connection at
+    once and then, for `down_seconds`, closes every new one unanswered (the server is down)."""
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
@@ -227,6 +313,8 @@ class CuttingProxy:
         self.open: set[socket.socket] = set()
         self.lock = threading.Lock()
         self.cuts = 0
+        self.down_until = 0.0
+        self.refused = 0
         threading.Thread(target=self._accept, daemon=True).start()
 
     @property
@@ -239,6 +327,11 @@ class CuttingProxy:
                 client, _ = self.listener.accept()
             except OSError:
                 return
+            if time.monotonic() < self.down_until:
+                self.refused += 1
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                client.close()  # a reset: the request fails at once, as with a server that is down
+                continue
             upstream = socket.create_connection((LOOPBACK, self.upstream_port))
             for sock in (client, upstream):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -262,7 +355,12 @@ class CuttingProxy:
                 self.open.discard(source)
                 self.open.discard(target)
 
-    def cut(self) -> None:
+    @property
+    def down(self) -> bool:
+        return time.monotonic() < self.down_until
+
+    def cut(self, down_seconds: float = 0.0) -> None:
+        self.down_until = time.monotonic() + down_seconds
         with self.lock:
             victims = list(self.open)
         self.cuts += 1
@@ -275,9 +373,11 @@ class CuttingProxy:
         self.cut()
 
 
-def test_a_connection_cut_mid_turn_resumes_to_the_same_final_state(
+@contextlib.contextmanager
+def _through_proxy(
     browser: Browser, demo: DemoServer
-) -> None:
+) -> Iterator[tuple[CuttingProxy, Page, list[Request]]]:
+    """A page on the demo reached through a `CuttingProxy` (with the conftest's guards)."""
     proxy = CuttingProxy(demo.port)
     watch = Watch(origin=proxy.url)
     context = browser.new_context()
@@ -288,31 +388,82 @@ def test_a_connection_cut_mid_turn_resumes_to_the_same_final_state(
     page.on("pageerror", watch.on_page_error)
     requests = _turn_requests(context)
     try:
-        page.goto(proxy.url + "/")
-        wait_for_state(page, "ready")
-        _ask(page, QUESTION)
-        page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
-        page.evaluate(NOTICE_RECORDER)
-        proxy.cut()  # every connection drops mid-turn, the answer's stream included
-        answer = _settled(page, 1)
+        yield proxy, page, requests
     finally:
         proxy.close()
+        page.close()
+        context.close()
     assert not watch.off_origin
-    # The cut connections are the only errors Chromium may log.
+    # The cut and refused connections are the only errors Chromium may log.
     unexpected = [e for e in watch.errors if not re.search(r"net::ERR_|Failed to load resource", e)]
     assert not unexpected, unexpected
+
+
+def _same_final_state(
+    page: Page, demo: DemoServer, answer: Any, requests: list[Request]
+) -> dict[str, Any]:
+    """The page shows what the server's latest snapshot holds: one complete answer."""
     expect(answer).to_have_attribute("data-status", "complete")
-    assert page.evaluate("() => window.__akNotices")[:1] == ["Connection lost; reconnecting…"]
+    expect(page.locator("agentskit-ask .ak-assistant")).to_have_count(1)
     (submit,) = _submits(requests)
-    assert any(r.method == "GET" for r in requests), "the page resumed with a GET"
     latest = json.loads(
         httpx.get(f"{demo.url}/api/turn/{submit['sessionId']}", timeout=10).text.splitlines()[-1]
     )
     assert latest["payload"]["status"] == "complete"
     shown = answer.locator(".ak-body").text_content() or ""
     assert _plain(_answer_text(latest))[:120] in _plain(shown)
-    expect(page.locator("agentskit-ask .ak-assistant")).to_have_count(1)
-    context.close()
+    return latest
+
+
+def test_a_connection_cut_mid_turn_resumes_to_the_same_final_state(
+    browser: Browser, demo: DemoServer
+) -> None:
+    with _through_proxy(browser, demo) as (proxy, page, requests):
+        page.goto(proxy.url + "/")
+        wait_for_state(page, "ready")
+        _ask(page, QUESTION)
+        page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
+        page.evaluate(CONNECTION_RECORDER)
+        proxy.cut()  # every connection drops mid-turn, the answer's stream included
+        answer = _settled(page, 1)
+        _same_final_state(page, demo, answer, requests)
+        # Reconnecting was shown, then went away when the resume succeeded.
+        assert page.evaluate("() => window.__akConnection") == [True, False]
+        expect(page.locator("agentskit-ask .ak-connection")).to_be_hidden()
+        assert any(r.method == "GET" for r in requests), "the page resumed with a GET"
+
+
+def test_a_server_down_for_a_while_shows_reconnecting_until_it_is_back(
+    browser: Browser, demo: DemoServer
+) -> None:
+    down_seconds = 3.0  # past the first three backoffs (0.2 + 0.5 + 1 s), within all six
+    with _through_proxy(browser, demo) as (proxy, page, requests):
+        page.goto(proxy.url + "/")
+        wait_for_state(page, "ready")
+        _ask(page, QUESTION)
+        page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
+        page.evaluate(CONNECTION_RECORDER)
+        proxy.cut(down_seconds)
+        region = page.locator("agentskit-ask .ak-connection")
+        expect(region).to_be_visible(timeout=5_000)
+        assert proxy.down, "the state shows while the server is still unreachable"
+        expect(region).to_have_text(RECONNECTING)
+        expect(region).to_have_attribute("role", "status")
+        expect(region).to_have_attribute("aria-live", "polite")
+        answer = page.locator("agentskit-ask .ak-assistant").first
+        expect(answer).to_have_attribute("data-status", "streaming")
+        # It stays for the whole outage (no flicker between attempts), then goes away.
+        page.wait_for_timeout(int(down_seconds * 1000 / 2))
+        if proxy.down:
+            expect(region).to_be_visible()
+        expect(region).to_be_hidden(timeout=30_000)
+        assert not proxy.down and proxy.refused >= 1, "resumed only once the server was back"
+        answer = _settled(page, 1)
+        _same_final_state(page, demo, answer, requests)
+        assert page.evaluate("() => window.__akConnection") == [True, False]
+        gets = [r for r in requests if r.method == "GET"]
+        assert len(gets) >= 2, "resume attempts failed while the server was down, then one worked"
+        expect(answer.locator("[role=alert]")).to_have_count(0)
 
 
 def _snapshot(submit: dict[str, Any], sequence: int, text: str, status: str, **over: Any) -> str:

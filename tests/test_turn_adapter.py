@@ -62,6 +62,7 @@ def snapshot(
                     "content": "q",
                     "status": "complete",
                     "createdAt": "2026-01-01T00:00:00.000Z",
+                    "metadata": {"turnId": turn},
                 },
                 {
                     "id": "a-1",
@@ -191,6 +192,7 @@ def test_a_dropped_connection_resumes_and_ends_in_the_same_state() -> None:
         "snapshot",
         "reconnecting",
         "reconnecting",
+        "resumed",
         "snapshot",
         "snapshot",
     ]
@@ -419,20 +421,71 @@ def test_cli_streams_a_turn_and_resumes_it(backend: Any) -> None:
     assert secrets  # ids in this test come from the CLI itself
 
 
-def test_the_conversation_says_reconnecting_then_reconnected() -> None:
-    from agentskit_web.chat.conversation import (
-        RECONNECTED_NOTICE,
-        RECONNECTING_NOTICE,
-        Notice,
+def _cut_then(*resumes: ScriptedResponse | BaseException) -> ScriptedTransport:
+    first = ScriptedResponse(200, [snapshot(1, "a"), ConnectionError("cut")])
+    return ScriptedTransport(first, *resumes)
+
+
+def test_resume_gives_up_after_exactly_resume_attempts() -> None:
+    """At the limit: RESUME_ATTEMPTS - 1 failed resumes, then one that works; past it: none."""
+    from agentskit_web.chat.turn.adapter import (
+        INTERRUPTED_MESSAGE,
+        RESUME_ATTEMPTS,
+        RESUME_BACKOFF_SECONDS,
     )
 
+    assert len(RESUME_BACKOFF_SECONDS) == RESUME_ATTEMPTS
+    assert list(RESUME_BACKOFF_SECONDS) == sorted(RESUME_BACKOFF_SECONDS)
+    done = ScriptedResponse(200, [snapshot(2, "a|b", "complete")])
+    failures = [ConnectionError("down")] * (RESUME_ATTEMPTS - 1)
+    transport = _cut_then(*failures, done)
+    adapter = create_turn_adapter(
+        endpoint="/api/turn", transport=transport, session_id=SESSION, backoff=(0.0,)
+    )
+    found = asyncio.run(updates(adapter.session.submit("q")))
+    assert [u.kind for u in found].count("reconnecting") == RESUME_ATTEMPTS
+    assert found[-2].kind == "resumed" and found[-1].snapshot.payload.status == "complete"
+    assert [r[0] for r in transport.requests] == ["POST"] + ["GET"] * RESUME_ATTEMPTS
+
+    transport = _cut_then(*[ConnectionError("down")] * RESUME_ATTEMPTS, done)
+    adapter = create_turn_adapter(
+        endpoint="/api/turn", transport=transport, session_id=SESSION, backoff=(0.0,)
+    )
+    found = asyncio.run(updates(adapter.session.submit("q")))
+    assert [u.kind for u in found].count("reconnecting") == RESUME_ATTEMPTS
+    assert "resumed" not in [u.kind for u in found]
+    assert found[-1].kind == "error" and found[-1].message == INTERRUPTED_MESSAGE
+    assert [r[0] for r in transport.requests] == ["POST"] + ["GET"] * RESUME_ATTEMPTS
+    assert transport.responses == [done], "no request past the limit"
+
+
+def test_resume_waits_the_backoff_between_attempts() -> None:
+    waits: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay: float, *args: Any) -> Any:
+        waits.append(delay)
+        return await real_sleep(0)
+
+    done = ScriptedResponse(200, [snapshot(2, "a|b", "complete")])
+    transport = _cut_then(ConnectionError("down"), ConnectionError("down"), done)
+    adapter = create_turn_adapter(
+        endpoint="/api/turn", transport=transport, session_id=SESSION, backoff=(0.2, 0.5, 1.0)
+    )
+    asyncio.sleep = recording_sleep  # type: ignore[assignment]
+    try:
+        found = asyncio.run(updates(adapter.session.submit("q")))
+    finally:
+        asyncio.sleep = real_sleep  # type: ignore[assignment]
+    assert found[-1].snapshot.payload.status == "complete"
+    assert [w for w in waits if w > 0] == [0.2, 0.5, 1.0]
+
+
+def _conversation_with(*chunks: dict[str, str]) -> tuple[Conversation, list[Any]]:
     class Source:
         async def __aiter__(self) -> AsyncIterator[dict[str, str]]:
-            yield {"type": "text", "content": PREFIX}
-            yield {"type": "reconnecting"}
-            yield {"type": "reconnecting"}
-            yield {"type": "text", "content": '{"kind":"text","text":"ok"}\n'}
-            yield {"type": "done"}
+            for chunk in chunks:
+                yield chunk
 
         def abort(self) -> None:
             return None
@@ -442,8 +495,170 @@ def test_the_conversation_says_reconnecting_then_reconnected() -> None:
             return Source()
 
     conversation = Conversation(define_chat(id="ask", adapter=Adapter()))
-    notices: list[str] = []
-    conversation.subscribe(lambda e: notices.append(e.text) if isinstance(e, Notice) else None)
+    events: list[Any] = []
+    conversation.subscribe(events.append)
+    return conversation, events
+
+
+def test_the_conversation_is_reconnecting_until_the_resume_succeeds() -> None:
+    from agentskit_web.chat.conversation import Connection, Notice
+
+    conversation, events = _conversation_with(
+        {"type": "text", "content": PREFIX},
+        {"type": "reconnecting"},
+        {"type": "reconnecting"},
+        {"type": "resumed"},
+        {"type": "text", "content": '{"kind":"text","text":"ok"}\n'},
+        {"type": "done"},
+    )
     asyncio.run(conversation.send("q"))
-    assert notices == [RECONNECTING_NOTICE, RECONNECTING_NOTICE, RECONNECTED_NOTICE]
+    states = [e.reconnecting for e in events if isinstance(e, Connection)]
+    assert states == [True, False], "one reconnecting state, ended by the resume"
+    assert not [e for e in events if isinstance(e, Notice)]
     assert conversation.messages[-1].status == "complete"
+    # The state ended at the resume, before the answer went on.
+    kinds = [type(e).__name__ for e in events]
+    resumed_at = [i for i, e in enumerate(events) if isinstance(e, Connection)][-1]
+    assert "PartsAppended" in kinds[resumed_at:]
+
+
+def test_a_resume_that_fails_for_good_ends_reconnecting_with_an_error_and_retry() -> None:
+    from agentskit_web.chat.conversation import Connection
+    from agentskit_web.chat.turn.adapter import INTERRUPTED_MESSAGE
+
+    conversation, events = _conversation_with(
+        {"type": "text", "content": PREFIX},
+        {"type": "reconnecting"},
+        {"type": "error", "content": INTERRUPTED_MESSAGE},
+    )
+    asyncio.run(conversation.send("q"))
+    assert [e.reconnecting for e in events if isinstance(e, Connection)] == [True, False]
+    answer = conversation.messages[-1]
+    assert answer.status == "error" and answer.error == INTERRUPTED_MESSAGE and answer.retry
+    assert conversation.status == "error"
+
+
+def test_a_stream_that_ends_while_reconnecting_clears_the_state() -> None:
+    from agentskit_web.chat.conversation import Connection
+
+    conversation, events = _conversation_with({"type": "reconnecting"})
+    asyncio.run(conversation.send("q"))
+    assert [e.reconnecting for e in events if isinstance(e, Connection)] == [True, False]
+
+
+class RecordingTransport(HttpxTransport):
+    """httpx, recording every POST body."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bodies: list[dict[str, Any]] = []
+
+    async def post(self, url: str, headers: Mapping[str, str], body: bytes) -> Any:
+        self.bodies.append(json.loads(body))
+        return await super().post(url, headers, body)
+
+
+def test_editing_a_question_sends_the_edit_lineage_and_the_server_drops_what_followed(
+    backend: Any,
+) -> None:
+    transport = RecordingTransport()
+    adapter = create_turn_adapter(endpoint=backend.url + "/api/turn", transport=transport)
+    conversation = Conversation(define_chat(id="ask", adapter=adapter))
+
+    async def go() -> bool:
+        await conversation.send("How do I install the widget?")
+        await conversation.send("Does it use a CDN?")
+        return await conversation.edit(conversation.messages[0].id, "How do I configure it?")
+
+    assert asyncio.run(go())
+    first, _second, edit = transport.bodies
+    lineage = edit["payload"]["lineage"]
+    assert lineage == {
+        "operation": "edit",
+        "parentTurnId": first["turnId"],
+        "sourceMessageId": "u-" + first["turnId"],
+    }
+    assert edit["payload"]["input"] == "How do I configure it?"
+    latest = adapter.session.snapshot
+    assert latest.payload.lineage.operation == "edit" and latest.payload.status == "complete"
+    server = [(m.role, m.content) for m in latest.payload.messages]
+    assert [r for r, _ in server] == ["user", "assistant"]
+    assert server[0][1] == "How do I configure it?"
+    page = [(m.role, m.content) for m in conversation.messages]
+    assert page == server, "the page shows what the server holds"
+
+
+def test_an_edit_the_server_cannot_place_is_a_plain_submit() -> None:
+    """Without a matching server question at the edited place there is no lineage to send."""
+    done = ScriptedResponse(200, [snapshot(2, "a", "complete")])
+    transport = ScriptedTransport(done)
+    adapter = adapter_for(transport)
+    history = [
+        {"id": "x", "role": "user", "content": "q", "status": "complete"},
+        {"id": "y", "role": "assistant", "content": "", "status": "complete"},
+        {"id": "z", "role": "user", "content": "new", "status": "complete"},
+    ]
+    asyncio.run(updates(adapter.session.submit("q")))  # no snapshot accepted: error update
+    source = adapter.create_edit_source(history)
+    assert source._lineage is None
+    # With the server's conversation known, a mismatch before the edited place is refused too.
+    adapter.session.accept(snapshot(3, "a", "complete"))
+    assert adapter.create_edit_source(history[:1])._lineage == {
+        "operation": "edit",
+        "parentTurnId": "t1",
+        "sourceMessageId": "u-1",
+    }
+    assert adapter.create_edit_source(history)._lineage is None, "no question at index 2"
+    other = [{"id": "x", "role": "assistant", "content": "", "status": "complete"}, history[2]]
+    assert adapter.create_edit_source(other)._lineage is None, "an answer at index 1"
+    # Two turns on the server: the second question may be edited only after a matching first.
+    event = json.loads(snapshot(4, "a", "complete", turn="t2"))
+    first = json.loads(snapshot(3, "a", "complete"))["payload"]["messages"]
+    second = [{**m, "id": m["id"].replace("1", "2")} for m in event["payload"]["messages"]]
+    event["payload"]["messages"] = first + second
+    assert adapter.session.accept(encode_turn_event(event)) is not None
+    assert adapter.create_edit_source(history)._lineage == {
+        "operation": "edit",
+        "parentTurnId": "t2",
+        "sourceMessageId": "u-2",
+    }
+    mismatch = [{**history[0], "content": "other"}, history[1], history[2]]
+    assert adapter.create_edit_source(mismatch)._lineage is None
+
+
+def test_edit_replaces_the_question_and_what_followed_in_the_conversation() -> None:
+    from agentskit_web.chat.conversation import Appended, Removed
+
+    asked: list[list[dict[str, Any]]] = []
+
+    class Source:
+        async def __aiter__(self) -> AsyncIterator[dict[str, str]]:
+            yield {"type": "text", "content": PREFIX + '{"kind":"text","text":"ok"}\n'}
+            yield {"type": "done"}
+
+        def abort(self) -> None:
+            return None
+
+    class StatelessAdapter:  # like Ask: no create_edit_source, the history says it all
+        def create_source(self, messages: Any, *args: Any) -> Source:
+            asked.append(list(messages))
+            return Source()
+
+    conversation = Conversation(define_chat(id="ask", adapter=StatelessAdapter()))
+    asyncio.run(conversation.send("one"))
+    asyncio.run(conversation.send("two"))
+    old = [m.id for m in conversation.messages]
+    events: list[Any] = []
+    conversation.subscribe(events.append)
+    assert not asyncio.run(conversation.edit(old[1], "an answer is no question"))
+    assert not asyncio.run(conversation.edit(old[0], "   "))
+    assert not asyncio.run(conversation.edit("unknown", "x"))
+    assert not events
+    assert asyncio.run(conversation.edit(old[0], "uno"))
+    removed = [e.message_id for e in events if isinstance(e, Removed)]
+    assert removed == list(reversed(old)), "the question and everything after it"
+    appended = [e.message.role for e in events if isinstance(e, Appended)]
+    assert appended == ["user", "assistant"]
+    assert [m["content"] for m in asked[-1]] == ["uno"]
+    assert [m.content for m in conversation.messages][0] == "uno"
+    assert len(conversation.messages) == 2 and conversation.messages[1].status == "complete"

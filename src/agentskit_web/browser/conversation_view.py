@@ -10,6 +10,12 @@ answer streams it is `aria-busy="true"`, so assistive technology reads the
 finished answer instead of every token. Errors are `role="alert"` inside the
 message they belong to, below what streamed, with a Retry button.
 
+A question has an Edit button: `open_editor` swaps its text for an inline
+editor (a labelled textarea holding the text, Save and Cancel buttons);
+`close_editor` puts the text back and focus on Edit. Saving is the widget's
+job (`Conversation.edit`), whose `Removed`/`Appended` events replace the
+question and everything after it.
+
 Scrolling follows the stream only while the reader is within
 `FOLLOW_THRESHOLD_PX` of the bottom; scrolling up stops it until the reader
 comes back down (or asks a new question). The scroll itself is written once
@@ -68,6 +74,7 @@ class _MessageElement:
     def __init__(self, view: "ConversationView", message: ChatMessage) -> None:
         self.view = view
         self.message_id = message.id
+        self.role = message.role
         make = view.make
         # dir=auto + unicode-bidi: isolate (CSS): one message's direction never leaks into the next.
         self.element = make("article", {"class": f"ak-message ak-{message.role}", "dir": "auto"})
@@ -81,8 +88,10 @@ class _MessageElement:
         self.note: Any = None
         self.actions: Any = None
         self.thinking: Any = None
+        self.editor: Any = None
         if message.role == "user":
             self.body_element.appendChild(make("p", {"class": "ak-user-text"}, message.content))
+            self._question_actions()
             return
         if message.status == "streaming":
             self.body = MessageBody(view.builder, self.body_element, view.manifest)
@@ -154,6 +163,65 @@ class _MessageElement:
             return
         self.note = self.view.make("p", {"class": "ak-message-note"}, text)
         self.element.insertBefore(self.note, self.actions)
+
+    def _question_actions(self) -> None:
+        self.actions = self.view.make("div", {"class": "ak-message-actions", "role": "group"})
+        self.actions.setAttribute("aria-label", "Question actions")
+        label = self.view.text("edit_label")
+        edit = self.view.make(
+            "button",
+            {"type": "button", "class": "ak-edit", "data-ui": "edit", "aria-label": label},
+            self.view.text("edit"),
+        )
+        edit.setAttribute("title", label)
+        self.actions.appendChild(edit)
+        self.element.appendChild(self.actions)
+
+    def open_editor(self, text: str) -> Any:
+        """Swap the question for an inline editor holding `text`; returns its textarea."""
+        if self.editor is not None:
+            return self.editor.querySelector("textarea")
+        make, words = self.view.make, self.view.text
+        self.editor = make("div", {"class": "ak-editor", "role": "group"})
+        self.editor.setAttribute("aria-label", words("edit_field"))
+        field = make(
+            "textarea",
+            {
+                "class": "ak-edit-input",
+                "rows": "3",
+                "aria-label": words("edit_field"),
+                "aria-keyshortcuts": "Enter Escape",
+            },
+        )
+        field.value = text
+        self.editor.appendChild(field)
+        buttons = make("div", {"class": "ak-editor-actions"})
+        for ui, key, classes in (
+            ("edit-save", "save", "ak-edit-save"),
+            ("edit-cancel", "cancel", "ak-quiet ak-edit-cancel"),
+        ):
+            attrs = {"type": "button", "class": classes, "data-ui": ui}
+            attrs["aria-label"] = words(key + "_label")
+            buttons.appendChild(make("button", attrs, words(key)))
+        self.editor.appendChild(buttons)
+        self.body_element.hidden = True
+        self.actions.hidden = True
+        self.element.setAttribute("data-editing", "")
+        self.element.appendChild(self.editor)
+        return field
+
+    def close_editor(self) -> None:
+        """Put the question back as it was; focus returns to its Edit button."""
+        if self.editor is None:
+            return
+        self.editor.remove()
+        self.editor = None
+        self.body_element.hidden = False
+        self.actions.hidden = False
+        self.element.removeAttribute("data-editing")
+        edit = self.actions.querySelector('[data-ui="edit"]')
+        if present(edit):
+            edit.focus()
 
     def _actions(self, message: ChatMessage) -> None:
         make = self.view.make
@@ -325,6 +393,18 @@ class ConversationView:
             self._append(message)
         self.follow = True
         self._content_changed()
+
+    def open_editor(self, message_id: str, text: str) -> Any:
+        """The inline editor of question `message_id` holding `text` (its textarea), or None."""
+        view = self._messages.get(message_id)
+        if view is None or view.role != "user":
+            return None
+        return view.open_editor(text)
+
+    def close_editor(self, message_id: str) -> None:
+        view = self._messages.get(message_id)
+        if view is not None:
+            view.close_editor()
 
     def message_element(self, message_id: str) -> Any:
         view = self._messages.get(message_id)

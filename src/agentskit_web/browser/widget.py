@@ -24,7 +24,14 @@ Host events (bubbling, composed, dispatched on the element):
 
 Keyboard: Enter sends, Shift+Enter adds a line; Cmd/Ctrl-K (caught by the
 loader, which sends `agentskit:open`) opens the widget and focuses the question;
-Esc collapses the inline box (the launcher's dialog closes itself).
+Esc collapses the inline box (the launcher's dialog closes itself). In a
+question's inline editor (its Edit button) Enter saves, Shift+Enter adds a
+line and Esc cancels the edit only.
+
+While a turn adapter resumes a dropped connection, a status region above the
+form says "Connection lost; reconnecting…" until the resume succeeds (it goes
+away) or the adapter gives up (it goes away and the answer shows the error in
+place with Retry).
 """
 
 import asyncio
@@ -34,7 +41,7 @@ from typing import Any, Final
 
 from ..chat.ask.adapter import create_ask_adapter
 from ..chat.components.catalog import validate_component_event
-from ..chat.conversation import Conversation, ConversationEvent, StatusChanged
+from ..chat.conversation import Connection, Conversation, ConversationEvent, StatusChanged
 from ..chat.definition import ChatDefinition, define_chat
 from ..chat.local_answers import LOCAL_CHOICES_INSTANCE
 from ..chat.memory.legacy import create_ask_session_memory
@@ -59,6 +66,8 @@ STATUS_TEXT: Final = {
     "idle": "",
 }
 ANSWER_DONE: Final = "Answer complete."
+BUSY_STATUS: Final = "Wait for the answer, or stop it, before asking again."
+EMPTY_EDIT_STATUS: Final = "The question is empty: type a question, or cancel the edit."
 STOPPED_STATUS: Final = "Stopped."
 _KNOWLEDGE_UNAVAILABLE: Final = "unavailable"  # not an artifact: local answers escalate "corrupt"
 
@@ -229,10 +238,14 @@ class AskWidget:
         for child in (self.input, self.send_button, self.stop_button):
             self.form.appendChild(child)
         self.status = make("p", {"class": "ak-status", "role": "status", "aria-live": "polite"})
+        self.connection = make(
+            "p", {"class": "ak-connection", "role": "status", "aria-live": "polite"}
+        )
+        self.connection.hidden = True
         self.disclaimer = make("p", {"class": "ak-disclaimer"}, config.disclaimer)
         self.panel.appendChild(self.log)
         self.panel.appendChild(self.suggestions)
-        for child in (header, self.panel, self.form, self.status, self.disclaimer):
+        for child in (header, self.panel, self.connection, self.form, self.status, self.disclaimer):
             self.widget.appendChild(child)
         self.box.replaceChildren(self.widget)
 
@@ -251,6 +264,7 @@ class AskWidget:
         self._listen(self.new_button, "click", self._on_new)
         self._listen(self.toggle, "click", self._on_toggle)
         self._listen(self.log, "click", self._on_log_click)
+        self._listen(self.log, "keydown", self._on_editor_key)
         self._listen(self.log, "scroll", lambda _e: self.view.on_scroll())
         self._listen(self.suggestions, "click", self._on_suggestion)
         self._listen(self.root, "keydown", self._on_widget_key)
@@ -317,6 +331,17 @@ class AskWidget:
         self.suggestions.hidden = not ((empty or not_found) and self.config.suggestions)
         if isinstance(event, StatusChanged) and event.status == "streaming":
             self.host.setAttribute("data-streamed", "")
+        if isinstance(event, Connection):
+            self._show_connection(event.reconnecting)
+
+    def _show_connection(self, reconnecting: bool) -> None:
+        """The reconnecting state: shown (and announced) while it lasts, then removed."""
+        self.connection.textContent = self.config.text("reconnecting") if reconnecting else ""
+        self.connection.hidden = not reconnecting
+        if reconnecting:
+            self.host.setAttribute("data-reconnecting", "")
+        else:
+            self.host.removeAttribute("data-reconnecting")
 
     def _schedule_later(self, seconds: float, callback: Callable[[], None]) -> None:
         from pyodide.ffi import create_once_callable
@@ -338,14 +363,14 @@ class AskWidget:
         if await self.conversation.send(question):
             return
         if self.conversation.busy:
-            self.status.textContent = "Wait for the answer, or stop it, before asking again."
+            self.status.textContent = BUSY_STATUS
 
     def _on_submit(self, event: Any) -> None:
         event.preventDefault()
         question = str(self.input.value)
         if self.conversation.busy or not question.strip():
             if self.conversation.busy:
-                self.status.textContent = "Wait for the answer, or stop it, before asking again."
+                self.status.textContent = BUSY_STATUS
             return
         self.input.value = ""
         self.ask(question)
@@ -459,6 +484,63 @@ class AskWidget:
             spawn(conversation.regenerate())
         elif ui == "retry":
             spawn(conversation.retry())
+        elif ui == "edit":
+            self._open_editor(message_id)
+        elif ui == "edit-save":
+            self._save_edit(message_id, control)
+        elif ui == "edit-cancel":
+            self.view.close_editor(message_id)
+
+    # -- editing a question -------------------------------------------------------------
+
+    def _open_editor(self, message_id: str) -> None:
+        message = self.conversation.find(message_id)
+        if message is None or message.role != "user":
+            return
+        if self.conversation.busy:
+            self.status.textContent = BUSY_STATUS
+            return
+        field = self.view.open_editor(message_id, message.content)
+        if present(field):
+            field.focus()
+            end = len(str(field.value))
+            field.setSelectionRange(end, end)
+
+    def _save_edit(self, message_id: str, control: Any) -> None:
+        editor = control.closest(".ak-editor")
+        field = editor.querySelector("textarea") if present(editor) else None
+        if not present(field):
+            return
+        text = str(field.value)
+        if not text.strip():
+            self.status.textContent = EMPTY_EDIT_STATUS
+            field.focus()
+            return
+        if self.conversation.busy:
+            self.status.textContent = BUSY_STATUS
+            return
+        self.input.focus()  # the edited question and what followed are about to be replaced
+        spawn(self.conversation.edit(message_id, text))
+
+    def _on_editor_key(self, event: Any) -> None:
+        """Enter saves, Shift+Enter adds a line, Esc cancels (and does not close the box)."""
+        target = event.target
+        if not present(target) or not hasattr(target, "closest"):
+            return
+        editor = target.closest(".ak-editor")
+        message_id = self._message_id(target) if present(editor) else None
+        if message_id is None:
+            return
+        key = str(event.key)
+        if key == "Escape":
+            event.preventDefault()
+            event.stopPropagation()
+            self.view.close_editor(message_id)
+        elif key == "Enter" and str(target.tagName).lower() == "textarea":
+            if bool(event.shiftKey) or bool(event.isComposing):
+                return
+            event.preventDefault()
+            self._save_edit(message_id, target)
 
     async def _feedback(self, message_id: str, value: Any) -> None:
         detail = await self.conversation.set_feedback(message_id, value)

@@ -11,8 +11,10 @@ the DOM layer never re-renders everything:
 - `Updated(message)`: status, error, stopped or feedback of one message changed;
 - `Removed(message_id)`: a failed or regenerated answer left the log;
 - `StatusChanged(status)`: idle | loading | streaming | error;
-- `Notice(text)`: something the reader should know once (storage trouble, a turn
-  adapter reconnecting after a dropped connection).
+- `Notice(text)`: something the reader should know once (storage trouble);
+- `Connection(reconnecting)`: a turn adapter lost its connection mid-answer and
+  is resuming (True), or that ended (False): it resumed, or it gave up and the
+  answer shows the error in place with Retry.
 
 A turn: the question is appended; when the definition carries a knowledge
 artifact it is asked first (an exact answer or choices are shown with no
@@ -21,8 +23,11 @@ sent with the request); offline, the answer is a plain offline notice; else
 the adapter streams and every text chunk is appended to the answer's ordered
 content. `stop()` aborts quietly and keeps what streamed; an error keeps
 what streamed and shows the error in place; `retry()` and `regenerate()`
-replace the last answer. Memory is saved when a turn ends; a failed save
-keeps the in-page conversation and is reported once until a save succeeds.
+replace the last answer; `edit(message_id, text)` replaces a question and
+drops everything after it, then answers the new question (an adapter with
+`create_edit_source` is told so: the turn adapter sends the `edit` lineage).
+Memory is saved when a turn ends; a failed save keeps the in-page
+conversation and is reported once until a save succeeds.
 """
 
 import asyncio
@@ -56,7 +61,6 @@ LOAD_FAILED_NOTICE: Final = "A saved conversation could not be restored; startin
 CLEAR_FAILED_NOTICE: Final = "The saved conversation could not be removed from this browser."
 STREAM_FAILED_MESSAGE: Final = "The answer could not be completed."
 RECONNECTING_NOTICE: Final = "Connection lost; reconnecting…"
-RECONNECTED_NOTICE: Final = "Reconnected; the answer continues."
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,14 @@ class Notice:
     text: str
 
 
-ConversationEvent = Reset | Appended | PartsAppended | Updated | Removed | StatusChanged | Notice
+@dataclass(frozen=True)
+class Connection:
+    reconnecting: bool
+
+
+ConversationEvent = (
+    Reset | Appended | PartsAppended | Updated | Removed | StatusChanged | Notice | Connection
+)
 Listener = Callable[[ConversationEvent], None]
 
 
@@ -148,6 +159,7 @@ class Conversation:
         self._stop_requested = False
         self._reconnecting = False
         self._generation = 0  # bumped when the conversation is replaced under a running turn
+        self._session_anchor: str | None = None  # the first question's id, kept across its edit
         self._save_failure_reported = False
         self._choices: dict[tuple[str, str], str] = {}
         self.listener_errors = 0
@@ -183,7 +195,7 @@ class Conversation:
         """Stable for one conversation (derived from its first message); new after a reset."""
         if not self.messages:
             return None
-        return make_safe_id("s-" + self.messages[0].id, "session")
+        return make_safe_id("s-" + (self._session_anchor or self.messages[0].id), "session")
 
     def last_answer(self) -> ChatMessage | None:
         """The last assistant message, if the conversation ends with one."""
@@ -239,6 +251,7 @@ class Conversation:
             except Exception:  # corrupt or oversized legacy data: start clean, say so once
                 self._emit(Notice(LOAD_FAILED_NOTICE))
         self.messages = loaded
+        self._session_anchor = None
         self._emit(Reset(tuple(loaded)))
         self._set_status("idle")
 
@@ -247,6 +260,7 @@ class Conversation:
         if self.busy:
             return False
         self._generation += 1
+        self._session_anchor = None
         self.messages = [m for m in map(ChatMessage.from_memory, wire_messages) if m is not None]
         self._emit(Reset(tuple(self.messages)))
         self._set_status("idle")
@@ -290,6 +304,28 @@ class Conversation:
             return False
         return await self._replace_last_answer()
 
+    async def edit(self, message_id: str, text: str) -> bool:
+        """Replace the question `message_id` by `text`, drop what followed, answer again.
+
+        False (nothing changes) while a turn runs, for an unknown or assistant
+        message, or for blank text.
+        """
+        if self.busy or not isinstance(text, str) or js_is_blank(text):
+            return False
+        index = next((i for i, m in enumerate(self.messages) if m.id == message_id), None)
+        if index is None or self.messages[index].role != "user":
+            return False
+        if index == 0:  # same conversation, same session, though its first question changed
+            self._session_anchor = self._session_anchor or self.messages[0].id
+        dropped, self.messages = self.messages[index:], self.messages[:index]
+        for message in reversed(dropped):
+            self._emit(Removed(message.id))
+        self._emit_appended(
+            self._message("user", js_slice(text, ASK_REQUEST_MESSAGE_MAX_CHARS), "complete")
+        )
+        await self._answer(self.messages[-1].content, edit=True)
+        return True
+
     async def _replace_last_answer(self) -> bool:
         last = self.messages.pop()
         self._emit(Removed(last.id))
@@ -326,6 +362,7 @@ class Conversation:
         """Stop any answer, forget the conversation here and in memory."""
         self.stop()
         self._generation += 1
+        self._session_anchor = None
         self.messages = []
         self._choices.clear()
         self._emit(Reset(()))
@@ -354,7 +391,7 @@ class Conversation:
         self.messages.append(message)
         self._emit(Appended(message))
 
-    async def _answer(self, question: str) -> None:
+    async def _answer(self, question: str, edit: bool = False) -> None:
         escalation: dict[str, Any] | None = None
         pending, self.knowledge_pending = self.knowledge_pending, None
         if pending is not None:
@@ -379,7 +416,7 @@ class Conversation:
             self._emit_appended(answer)
             await self._finish_turn("error")
             return
-        await self._stream(escalation)
+        await self._stream(escalation, edit)
 
     def _is_online(self) -> bool:
         try:
@@ -387,7 +424,7 @@ class Conversation:
         except Exception:  # unknown: try the network
             return True
 
-    async def _stream(self, escalation: dict[str, Any] | None) -> None:
+    async def _stream(self, escalation: dict[str, Any] | None, edit: bool = False) -> None:
         history = [m.to_memory() for m in self.messages]
         answer = self._message("assistant", "", "streaming")
         self._emit_appended(answer)
@@ -398,7 +435,7 @@ class Conversation:
         reader = AssistantContentReader()
         pieces: list[str] = []  # joined once at the end: appending to a str is quadratic
         try:
-            source = self.definition.adapter.create_source(history, self.session_id, escalation)
+            source = self._create_source(history, escalation, edit)
             self._source = source
             async for chunk in source:
                 if not self._apply_chunk(answer, reader, chunk, pieces):
@@ -412,6 +449,7 @@ class Conversation:
             answer.error = answer.error or STREAM_FAILED_MESSAGE
         finally:
             self._source = None
+            self._set_reconnecting(False)
         answer.content = "".join(pieces)
         if generation != self._generation:
             return  # the conversation was replaced meanwhile: this answer is no longer shown
@@ -421,18 +459,34 @@ class Conversation:
         self._emit(Updated(answer))
         await self._finish_turn("error" if answer.status == "error" else "idle")
 
+    def _create_source(
+        self, history: list[dict[str, Any]], escalation: dict[str, Any] | None, edit: bool
+    ) -> StreamSource:
+        """The adapter's source; an edit goes to `create_edit_source` when the adapter has one
+        (stateless adapters, such as Ask, just receive the edited history)."""
+        adapter = self.definition.adapter
+        create_edit = getattr(adapter, "create_edit_source", None)
+        if edit and callable(create_edit):
+            source: StreamSource = create_edit(history, self.session_id, escalation)
+            return source
+        created: StreamSource = adapter.create_source(history, self.session_id, escalation)
+        return created
+
+    def _set_reconnecting(self, reconnecting: bool) -> None:
+        if reconnecting != self._reconnecting:
+            self._reconnecting = reconnecting
+            self._emit(Connection(reconnecting))
+
     def _apply_chunk(
         self, answer: ChatMessage, reader: AssistantContentReader, chunk: Any, pieces: list[str]
     ) -> bool:
         """Apply one stream chunk; False once the stream is terminal."""
         kind = chunk.get("type") if isinstance(chunk, dict) else None
         if kind == "reconnecting":  # the turn adapter lost its connection and resumes
-            self._reconnecting = True
-            self._emit(Notice(RECONNECTING_NOTICE))
+            self._set_reconnecting(True)
             return True
-        if self._reconnecting and kind is not None:
-            self._reconnecting = False
-            self._emit(Notice(RECONNECTED_NOTICE))
+        if kind is not None:  # "resumed", or anything the stream says: the connection is back
+            self._set_reconnecting(False)
         if kind == "text":
             text = chunk.get("content")
             if isinstance(text, str) and text:

@@ -124,6 +124,8 @@ async def turn(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     status = 1
             elif update.kind == "reconnecting":
                 err.write("\n[reconnecting]\n")
+            elif update.kind == "resumed":
+                err.write("[resumed]\n")
             else:
                 code = f"{update.code}: " if update.code else ""
                 err.write(terminal_safe(f"error: {code}{update.message or ''}") + "\n")

@@ -8,7 +8,9 @@ talks to the reference turn server:
 - `session.submit(text, lineage=None)` POSTs one `client.turn.submit` and
   returns a `TurnStream`; `session.resume()` GETs `<endpoint>/<sessionId>`.
 - A stream yields `TurnUpdate`s: `snapshot` (an accepted snapshot),
-  `reconnecting` (the connection dropped; the stream resumes with a GET),
+  `reconnecting` (the connection dropped; the stream resumes with a GET after
+  a backoff, at most `RESUME_ATTEMPTS` times), `resumed` (a resume GET was
+  answered: the connection is back),
   `diagnostic` (a `server.turn.diagnostic` of this session) and `error` (a
   refusal before the stream, or no connection). It ends after a terminal
   snapshot (`complete`, `error`, `idle`), a diagnostic or an error.
@@ -23,7 +25,8 @@ conversation and its renderer work unchanged: each accepted snapshot of the
 answer is compared with the previous one and only the records it added are
 passed on (snapshots are full projections, the DOM only sees what changed).
 When the conversation dropped the server's last answer (retry, regenerate),
-the submit carries the lineage that says so; `TurnMemory` restores the
+the submit carries the lineage that says so; `create_edit_source` is the
+conversation's edit of a question and sends the `edit` lineage; `TurnMemory` restores the
 conversation from the server on reload and keeps Web Storage as the
 offline cache.
 """
@@ -50,12 +53,14 @@ from ...protocol.turn import (
 from ...protocol.wire_json import JSON_INVALID, dump_json, parse_json
 from ...transports import AskTransportResponse, TurnTransport, default_transport
 
-UpdateKind = Literal["snapshot", "reconnecting", "diagnostic", "error"]
+UpdateKind = Literal["snapshot", "reconnecting", "resumed", "diagnostic", "error"]
 REQUEST_HEADERS: Final = {"content-type": "application/json"}
 TURN_LINE_MAX_BYTES: Final = 32 * 1024 * 1024
 """A snapshot carries the whole conversation (<= 64 messages of <= 256 KiB content)."""
 RESUME_ATTEMPTS: Final = 6
+"""Resume GETs after one dropped connection before the stream gives up (15.7 s of backoff)."""
 RESUME_BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+"""The wait before each resume attempt (the last one repeats if attempts are raised)."""
 TERMINAL_STATUSES: Final = frozenset({"complete", "error", "idle"})
 
 NETWORK_MESSAGE: Final = "The chat service could not be reached."
@@ -232,7 +237,9 @@ class TurnStream:
                 if self.aborted:
                     return
                 if body is not None or attempt >= self._attempts:
-                    yield TurnUpdate("error", message=failure or NETWORK_MESSAGE)
+                    gave_up = body is None and attempt > 0  # a resume that never came back
+                    message = INTERRUPTED_MESSAGE if gave_up else failure or NETWORK_MESSAGE
+                    yield TurnUpdate("error", message=message)
                     return
             elif not 200 <= response.status < 300:
                 update = await _error_of(response)
@@ -242,6 +249,8 @@ class TurnStream:
                 yield update
                 return
             else:
+                if body is None and attempt > 0:
+                    yield TurnUpdate("resumed")
                 self._response = response
                 ended = False
                 async for update in self._read(response):
@@ -439,19 +448,35 @@ class TurnAdapter:
         self, messages: Sequence[object], session_id: str | None = None, escalation: object = None
     ) -> "TurnChatSource":
         """A source in the Ask adapter's chunk language (see the module doc)."""
+        history = self._history(messages, session_id)
+        return TurnChatSource(
+            self, _question(history), _lineage_for(history, self.session.snapshot)
+        )
+
+    send = create_source
+
+    def create_edit_source(
+        self, messages: Sequence[object], session_id: str | None = None, escalation: object = None
+    ) -> "TurnChatSource":
+        """The conversation replaced a question (the last of `messages`) and dropped what
+        followed: the submit carries the `edit` lineage naming the server's question at the
+        same place (a plain submit when the server's conversation does not match)."""
+        history = self._history(messages, session_id)
+        return TurnChatSource(
+            self, _question(history), _edit_lineage(history, self.session.snapshot)
+        )
+
+    def _history(self, messages: Sequence[object], session_id: str | None) -> list[dict[str, Any]]:
         if session_id is not None and self._conversation not in (None, session_id):
             self.new_session()
         if session_id is not None:
             self._conversation = session_id
-        history = [
-            m for m in (_wire(m) for m in messages) if m.get("role") in ("user", "assistant")
-        ]
-        question = history[-1].get("content") if history else None
-        text = question if isinstance(question, str) and not js_is_blank(question) else ""
-        lineage = _lineage_for(history, self.session.snapshot)
-        return TurnChatSource(self, text, lineage)
+        return [m for m in (_wire(m) for m in messages) if m.get("role") in ("user", "assistant")]
 
-    send = create_source
+
+def _question(history: Sequence[Mapping[str, Any]]) -> str:
+    question = history[-1].get("content") if history else None
+    return question if isinstance(question, str) and not js_is_blank(question) else ""
 
 
 def _wire(message: object) -> dict[str, Any]:
@@ -495,6 +520,33 @@ def _lineage_for(
     if answer.get("status") == "error":
         return {"operation": "retry", "parentTurnId": parent, "sourceMessageId": question["id"]}
     return {"operation": "regenerate", "parentTurnId": parent, "sourceMessageId": answer["id"]}
+
+
+def _edit_lineage(
+    history: Sequence[Mapping[str, Any]], snapshot: SnapshotTurnEvent | None
+) -> dict[str, str] | None:
+    """`edit` of the server's question at the edited question's place.
+
+    The page's messages and the server's run in parallel (same order, roles
+    and questions; the page's ids are its own), so the question the reader
+    edited is the server's message at the same index, provided everything
+    before it matches.
+    """
+    if snapshot is None or not history:
+        return None
+    server = [m.to_wire() for m in snapshot.payload.messages]
+    place = len(history) - 1
+    if place >= len(server) or server[place].get("role") != "user":
+        return None
+    for mine, theirs in zip(history[:place], server[:place], strict=True):
+        if mine.get("role") != theirs.get("role"):
+            return None
+        if mine.get("role") == "user" and mine.get("content") != theirs.get("content"):
+            return None
+    parent = _turn_of(server[place])
+    if parent is None:
+        return None
+    return {"operation": "edit", "parentTurnId": parent, "sourceMessageId": server[place]["id"]}
 
 
 def _answer_content(snapshot: SnapshotTurnEvent, turn_id: str | None) -> str | None:
@@ -542,6 +594,9 @@ class TurnChatSource:
             if update.kind == "reconnecting":
                 self.reconnects += 1
                 yield {"type": "reconnecting"}
+                continue
+            if update.kind == "resumed":
+                yield {"type": "resumed"}
                 continue
             if update.kind in ("error", "diagnostic"):
                 yield {"type": "error", "content": update.message or NETWORK_MESSAGE}
