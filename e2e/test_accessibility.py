@@ -5,7 +5,8 @@ web/node_modules/axe-core/axe.min.js into the page; no page of the site ever
 links it. It runs on the `<agentskit-ask>` element (shadow root included) in
 both colour schemes and both layouts: on the idle shell, then with a streamed
 answer and its sources on screen (in the launcher's open dialog for
-`layout="launcher"`). Any violation, of any impact, fails.
+`layout="launcher"`), then with the question's inline editor open. Any
+violation, of any impact, fails.
 """
 
 from __future__ import annotations
@@ -114,6 +115,11 @@ def test_axe_finds_no_violation(
     )
     _axe(page, f"{layout}, {scheme}, an answer with its sources")
     assert re.search(r"rate", answer.text_content() or "", re.IGNORECASE)
+
+    # A question's inline editor (its Edit button): textarea, Save and Cancel.
+    host.locator(".ak-user button.ak-edit").first.click()
+    expect(host.locator(".ak-user textarea.ak-edit-input")).to_be_focused()
+    _axe(page, f"{layout}, {scheme}, a question being edited")
 
 
 def test_axe_is_never_served_to_readers(demo: DemoServer, dist: Path) -> None:

@@ -27,6 +27,7 @@ STREAM_PACE_SECONDS = 0.02  # slow enough to see the text grow, fast enough for 
 DOCS_QUESTION = "How do I configure rate limiting?"
 FAQ_QUESTION = "Does it use a CDN?"
 OFFLINE_QUESTION = "How do I rotate the bearer tokens?"
+EDITED_QUESTION = "How do I style the widget with my colours?"
 LOCAL_NOTE = "Answered from this site's FAQ."
 SHADOW = "document.querySelector('agentskit-ask').shadowRoot"
 TEXT_WHILE_STREAMING = f"""() => {{
@@ -170,3 +171,33 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     assert escalation["outcome"] == "escalation" and escalation["reason"] == "miss"
     # Chromium logs the refused connection itself; nothing else may have gone wrong.
     watch.errors[:] = [e for e in watch.errors if "ERR_CONNECTION_REFUSED" not in e]
+
+
+def test_edit_on_the_ask_path_asks_again_with_the_edited_history(
+    page: Page, context: BrowserContext, demo: DemoServer
+) -> None:
+    """Ask is stateless: the edited question and nothing after it is the history it sends."""
+    asked = _ask_requests(context)
+    page.goto(demo.url + "/")
+    _ready(page)
+    _ask(page, DOCS_QUESTION)
+    _settled(page, 1)
+    _ask(page, OFFLINE_QUESTION)
+    _settled(page, 2)
+    question = page.locator("agentskit-ask .ak-user").first
+    question.locator("button.ak-edit").click()
+    field = question.locator("textarea.ak-edit-input")
+    expect(field).to_have_value(DOCS_QUESTION)
+    field.fill(EDITED_QUESTION)
+    field.press("Enter")
+    for _ in range(300):  # the save starts the request from a task
+        if len(asked) == 3:
+            break
+        page.wait_for_timeout(100)
+    request = json.loads(asked[2].post_data or "{}")
+    assert request["messages"] == [{"role": "user", "content": EDITED_QUESTION}]
+    expect(page.locator("agentskit-ask .ak-message")).to_have_count(2)
+    answer = _settled(page, 1)
+    expect(answer).to_have_attribute("data-status", "complete")
+    expect(page.locator("agentskit-ask .ak-user-text")).to_have_text(EDITED_QUESTION)
+    assert _messages(page) == ["user", "assistant"]
