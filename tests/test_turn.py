@@ -820,3 +820,23 @@ def test_round_trip_of_every_valid_fixture_event() -> None:
     for case in load_fixture("turn.json")["cases"]:
         if case["expect"]["ok"] and "input" in case:
             assert_round_trip(copy.deepcopy(case["expect"]["value"]))
+
+
+def test_nesting_depth_skips_strings_counts_the_limit_and_stays_linear() -> None:
+    import time
+
+    from agentskit_web.protocol.wire_json import nesting_depth_exceeds
+
+    at, past = JSON_MAX_NESTING, JSON_MAX_NESTING + 1
+    assert not nesting_depth_exceeds("[" * at + "]" * at)
+    assert nesting_depth_exceeds("[" * past + "]" * past)
+    braces_in_strings = json.dumps({"content": "{" * 5000, "more": ["[" * 5000, '\\"{{']})
+    assert not nesting_depth_exceeds(braces_in_strings)
+    # An escaped quote does not end the string; an escaped backslash before a quote does.
+    assert not nesting_depth_exceeds('["\\"' + "{" * past + '"]')
+    assert nesting_depth_exceeds('["\\\\",' + "[" * past + "]" * past + "]")
+    # A quote never closed (no JSON): one pass, however many backslashes and quotes follow.
+    hostile = '"\\' * 200_000 + "[" * past
+    started = time.perf_counter()
+    nesting_depth_exceeds(hostile)
+    assert time.perf_counter() - started < 2.0

@@ -660,5 +660,5 @@ def test_edit_replaces_the_question_and_what_followed_in_the_conversation() -> N
     appended = [e.message.role for e in events if isinstance(e, Appended)]
     assert appended == ["user", "assistant"]
     assert [m["content"] for m in asked[-1]] == ["uno"]
-    assert [m.content for m in conversation.messages][0] == "uno"
+    assert conversation.messages[0].content == "uno"
     assert len(conversation.messages) == 2 and conversation.messages[1].status == "complete"

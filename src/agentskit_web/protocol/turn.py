@@ -202,7 +202,7 @@ def _parse_text(data: str | bytes | bytearray | memoryview) -> Any:
         return JSON_INVALID
     if nesting_depth_exceeds(text, JSON_MAX_NESTING):
         return _TOO_DEEP
-    return parse_json(text)
+    return parse_json(text, depth_checked=True)
 
 
 def _candidate(data: Any) -> Any:

@@ -58,7 +58,11 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+_STRING = re.compile(r'"[^"\\]*(?:\\[\s\S]?[^"\\]*)*(?:"|\Z)')
+"""A string literal, or an unterminated one up to the end (such text is no JSON anyway).
+
+It never fails once it saw the quote, so it never backtracks: linear on any input."""
+_BRACKET = re.compile(r"[\[\]{}]")
 
 
 def nesting_depth_exceeds(text: str, limit: int = JSON_MAX_NESTING) -> bool:
@@ -66,17 +70,24 @@ def nesting_depth_exceeds(text: str, limit: int = JSON_MAX_NESTING) -> bool:
 
     Strings are skipped so brackets inside them do not count. The scan is
     iterative, so a 100,000-bracket payload costs one pass and no recursion.
+    String literals are cut out first in one C-level pass: a turn snapshot is
+    mostly one long string (the answer's records, full of escaped braces), and
+    walking it token by token in Python cost more than parsing it. Brackets
+    after an unterminated quote are not counted: that text is no JSON, and
+    the parser says so.
     """
     if text.count("[") + text.count("{") <= limit:
         return False
+    structure = _STRING.sub("", text)
+    if structure.count("[") + structure.count("{") <= limit:
+        return False
     depth = 0
-    for match in _STRUCTURE.finditer(text):
-        token = match.group()
+    for token in _BRACKET.findall(structure):
         if token in "[{":
             depth += 1
             if depth > limit:
                 return True
-        elif token in "]}":
+        else:
             depth -= 1
     return False
 
@@ -89,15 +100,21 @@ _DECODER: Final = json.JSONDecoder(
 )
 
 
-def parse_json(data: str | bytes | bytearray, max_nesting: int = JSON_MAX_NESTING) -> Any:
+def parse_json(
+    data: str | bytes | bytearray,
+    max_nesting: int = JSON_MAX_NESTING,
+    *,
+    depth_checked: bool = False,
+) -> Any:
     """Parse untrusted JSON text strictly; return `JSON_INVALID` instead of raising.
 
     Bytes must be valid UTF-8 (a BOM is not accepted, as `JSON.parse` of a
-    decoded body would see it as a stray character).
+    decoded body would see it as a stray character). `depth_checked` says the
+    caller already ran `nesting_depth_exceeds` on this very text.
     """
     try:
         text = data if isinstance(data, str) else bytes(data).decode("utf-8")
-        if nesting_depth_exceeds(text, max_nesting):
+        if not depth_checked and nesting_depth_exceeds(text, max_nesting):
             return JSON_INVALID
         return _DECODER.decode(text)
     except (ValueError, TypeError, RecursionError, MemoryError):
