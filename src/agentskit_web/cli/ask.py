@@ -8,27 +8,16 @@ chunk, 2 bad usage, 130 interrupted.
 
 import argparse
 import asyncio
-import re
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..chat.ask.adapter import create_ask_adapter
-from ..protocol.content import ASSISTANT_CONTENT_PREFIX, decode_assistant_content
 from ..protocol.limits import ASK_CONNECT_DEADLINE_SECONDS
 from ..transports.httpx_transport import HttpxTransport
+from .output import AnswerPrinter, terminal_safe
 
-_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def terminal_safe(text: str) -> str:
-    """Untrusted text made safe to print: no escape sequences or other controls, no lone surrogates.
-
-    An answer or a source title could otherwise drive the terminal (ANSI/OSC
-    sequences can retitle windows, fake links or hide text).
-    """
-    cleaned = _TERMINAL_CONTROLS.sub("", text)
-    return cleaned.encode("utf-8", "replace").decode("utf-8")
+__all__ = ["ask", "main", "terminal_safe"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -49,49 +38,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _records(content: str) -> list[dict[str, Any]]:
-    """The parts of one chunk's records (each chunk holds whole records)."""
-    body = content.removeprefix(ASSISTANT_CONTENT_PREFIX)
-    decoded = decode_assistant_content(ASSISTANT_CONTENT_PREFIX + body)
-    return list(decoded.parts) if decoded.ok else []
-
-
-def _source_lines(frame: dict[str, Any]) -> list[str]:
-    if frame.get("componentKey") != "source-list":
-        summary = frame.get("fallback", {}).get("summary", "")
-        return [f"[{frame.get('componentKey')}] {summary}"]
-    lines = [f"{frame['props'].get('label', 'Sources')}:"]
-    for source in frame["props"].get("sources", []):
-        url = source.get("url")
-        lines.append(f"  - {source['title']}" + (f" <{url}>" if url else ""))
-    return lines
-
-
-class _Printer:
-    """Writes text parts as they arrive and keeps components for the end."""
-
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.frames: list[dict[str, Any]] = []
-        self.wrote_text = False
-
-    def chunk(self, content: str) -> None:
-        for part in _records(content):
-            if part["kind"] == "text":
-                self.out.write(terminal_safe(part["text"]))
-                self.out.flush()
-                self.wrote_text = True
-            else:
-                self.frames.append(part["frame"])
-
-    def close(self) -> None:
-        if self.wrote_text:
-            self.out.write("\n")
-        for frame in self.frames:
-            self.out.write(terminal_safe("\n" + "\n".join(_source_lines(frame)) + "\n"))
-        self.out.flush()
-
-
 async def ask(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Stream the answer; returns the exit code."""
     adapter = create_ask_adapter(
@@ -104,7 +50,7 @@ async def ask(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     source = adapter.create_source(
         [{"role": "user", "content": arguments.question}], session_id=arguments.session
     )
-    printer = _Printer(out)
+    printer = AnswerPrinter(out)
     status = 0
     stream = source.stream()
     try:

@@ -12,14 +12,14 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..chat.turn.adapter import TurnStream, TurnUpdate, create_turn_adapter
-from ..protocol.content import ASSISTANT_CONTENT_PREFIX, decode_assistant_content
+from ..protocol.content import ASSISTANT_CONTENT_PREFIX
 from ..protocol.identifiers import is_safe_id
 from ..protocol.limits import ASK_CONNECT_DEADLINE_SECONDS
 from ..transports.httpx_transport import HttpxTransport
-from .ask import _source_lines, terminal_safe
+from .output import AnswerPrinter, terminal_safe
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,14 +48,13 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Printer:
-    """Prints the records each snapshot adds to the answer; components at the end."""
+class _SnapshotPrinter(AnswerPrinter):
+    """Prints what each snapshot added to the answer (snapshots carry all of it)."""
 
     def __init__(self, out: TextIO) -> None:
-        self.out = out
+        super().__init__(out)
         self.shown = ""
         self.turn: str | None = None
-        self.frames: list[dict[str, Any]] = []
 
     def snapshot(self, update: TurnUpdate) -> None:
         snapshot = update.snapshot
@@ -72,20 +71,7 @@ class _Printer:
             self.out.write("\n")
         added = content[len(self.shown) :]
         self.shown = content
-        body = added.removeprefix(ASSISTANT_CONTENT_PREFIX)
-        decoded = decode_assistant_content(ASSISTANT_CONTENT_PREFIX + body)
-        for part in decoded.parts if decoded.ok else ():
-            if part["kind"] == "text":
-                self.out.write(terminal_safe(part["text"]))
-            else:
-                self.frames.append(part["frame"])
-        self.out.flush()
-
-    def close(self) -> None:
-        self.out.write("\n")
-        for frame in self.frames:
-            self.out.write(terminal_safe("\n" + "\n".join(_source_lines(frame)) + "\n"))
-        self.out.flush()
+        self.chunk(ASSISTANT_CONTENT_PREFIX + added.removeprefix(ASSISTANT_CONTENT_PREFIX))
 
 
 async def turn(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -107,7 +93,7 @@ async def turn(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stream: TurnStream = (
         session.resume() if arguments.resume else session.submit(arguments.question, lineage)
     )
-    printer = _Printer(out)
+    printer = _SnapshotPrinter(out)
     status = 0
     try:
         async for update in stream:
