@@ -641,3 +641,20 @@ def test_a_long_answer_stays_within_the_record_bound_without_spinning(tmp_path: 
     assert len(records) <= 512
     assert len(found) == 510 + 2  # one per streamed record, the question and the end
     assert cpu < 30, "the held text must not be polled in a loop"
+
+
+def test_the_turn_store_shares_the_ask_stores_setup_and_bounds(tmp_path: Path) -> None:
+    from agentskit_web.server.persistence import SessionStore
+    from agentskit_web.server.turn_store import TurnSessionStore
+
+    database = tmp_path / "sessions.db"
+    TurnSessionStore(database, ttl_seconds=0.001, max_sessions_per_owner=1)  # at the limits
+    SessionStore(database, ttl_seconds=0.001, max_sessions_per_subject=1)  # same file, both set up
+    for store, cap in (
+        (TurnSessionStore, "max_sessions_per_owner"),
+        (SessionStore, "max_sessions_per_subject"),
+    ):
+        with pytest.raises(ValueError):
+            store(database, ttl_seconds=0)
+        with pytest.raises(ValueError):
+            store(database, **{cap: 0})

@@ -54,6 +54,27 @@ class PersistenceError(RuntimeError):
     """The store failed (I/O, corrupt row); the save did not happen."""
 
 
+SQLITE_BUSY_TIMEOUT_SECONDS: Final = 5.0
+"""How long a write waits for another process's lock on the shared file before failing."""
+
+
+def open_database(database: str | Path, schema: str) -> sqlite3.Connection:
+    """One connection for a store (shared by its threads behind the store's lock), with
+    `schema` applied in one transaction: the Ask and the turn session stores set up alike."""
+    db = sqlite3.connect(
+        str(database), check_same_thread=False, timeout=SQLITE_BUSY_TIMEOUT_SECONDS
+    )
+    with db:
+        db.executescript(schema)
+    return db
+
+
+def check_store_bounds(ttl_seconds: float, max_per_owner: int) -> None:
+    """A store's TTL must be positive and its per-owner cap at least 1."""
+    if ttl_seconds <= 0 or max_per_owner < 1:
+        raise ValueError("Session TTL must be positive and the per-owner cap at least 1.")
+
+
 @dataclass(frozen=True, slots=True)
 class SessionKey:
     site_id: str
@@ -128,15 +149,13 @@ class SessionStore:
         max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if ttl_seconds <= 0 or max_sessions_per_subject < 1:
-            raise ValueError("Session TTL must be positive and the per-subject cap at least 1.")
+        check_store_bounds(ttl_seconds, max_sessions_per_subject)
         self.ttl_seconds = ttl_seconds
         self.max_sessions_per_subject = max_sessions_per_subject
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(database), check_same_thread=False, timeout=5.0)
+        self._db = open_database(database, _SCHEMA)
         with self._db:
-            self._db.executescript(_SCHEMA)
             self._add_age_column()
             self._db.executescript(_INDEXES)
 

@@ -35,7 +35,13 @@ import anyio.to_thread
 from ..protocol.memory_record import validate_memory_record
 from ..protocol.session import SessionSnapshot, decode_session_snapshot
 from ..protocol.wire_json import JSON_INVALID, dump_json, parse_json
-from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, PersistenceError
+from .persistence import (
+    SESSION_MAX_PER_SUBJECT,
+    SESSION_TTL_SECONDS,
+    PersistenceError,
+    check_store_bounds,
+    open_database,
+)
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS turn_sessions (
@@ -110,15 +116,12 @@ class TurnSessionStore:
         max_sessions_per_owner: int = SESSION_MAX_PER_SUBJECT,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if ttl_seconds <= 0 or max_sessions_per_owner < 1:
-            raise ValueError("Session TTL must be positive and the per-owner cap at least 1.")
+        check_store_bounds(ttl_seconds, max_sessions_per_owner)
         self.ttl_seconds = ttl_seconds
         self.max_sessions_per_owner = max_sessions_per_owner
         self._clock = clock
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(database), check_same_thread=False, timeout=5.0)
-        with self._db:
-            self._db.executescript(_SCHEMA)
+        self._db = open_database(database, _SCHEMA)
 
     # -- synchronous core ---------------------------------------------------
 
