@@ -508,7 +508,7 @@ class AskWidget:
 
     def _save_edit(self, message_id: str, control: Any) -> None:
         editor = control.closest(".ak-editor")
-        field = editor.querySelector("textarea") if present(editor) else None
+        field: Any = editor.querySelector("textarea") if present(editor) else None
         if not present(field):
             return
         text = str(field.value)
