@@ -127,14 +127,17 @@ async function download(url, onBytes) {
   }
 }
 
-// Download every file Python needs in parallel (into the HTTP cache, where Pyodide
-// finds them), counting bytes for the progress line, then start Pyodide from them.
+// Download every file Python needs in parallel, counting bytes for the progress line,
+// and start the interpreter at the same moment: its requests for the wasm and the
+// stdlib join ours in the HTTP cache, so the wasm compiles while the wheels are still
+// arriving. The wheels are installed once every download is in (from the cache), so a
+// missing file is reported once, by URL, before Pyodide would try it.
 async function startRuntime(report) {
   const files = ASSETS ? ASSETS.files : [];
   const total = files.reduce((sum, file) => sum + file.size, 0);
   let done = 0;
   report({ done, total });
-  await Promise.all(
+  const downloads = Promise.all(
     files.map((file) =>
       download(runtimeURL(file.name), (bytes) => {
         done += bytes;
@@ -142,7 +145,16 @@ async function startRuntime(report) {
       }),
     ),
   );
+  const [fetched, started] = await Promise.allSettled([downloads, startPyodide()]);
+  if (fetched.status === "rejected") throw fetched.reason;
+  if (started.status === "rejected") throw started.reason;
   report({ starting: true });
+  const pyodide = started.value;
+  await pyodide.loadPackage(ASSETS.packages, { checkIntegrity: true });
+  return pyodide.pyimport("agentskit_web.browser.embed");
+}
+
+async function startPyodide() {
   let loadPyodide;
   const entry = runtimeURL("pyodide.mjs");
   try {
@@ -150,12 +162,10 @@ async function startRuntime(report) {
   } catch (error) {
     throw new BootError(`Could not load ${entry.href} (${error.message}).`);
   }
-  const pyodide = await loadPyodide({
+  return loadPyodide({
     indexURL: runtimeURL("").href,
     lockFileURL: runtimeURL("pyodide-lock.json").href,
-    packages: ASSETS.packages,
   });
-  return pyodide.pyimport("agentskit_web.browser.embed");
 }
 
 function runtime(report) {

@@ -28,7 +28,7 @@ from .limits import (
     ASK_TOOL_NAME_MAX_CHARS,
     JSON_MAX_NESTING,
 )
-from .text_metrics import js_length
+from .text_metrics import js_length, js_length_within
 from .wire_fields import NOT_NULL
 from .wire_json import JSON_INVALID, parse_json
 from .wire_model import StrictWireModel
@@ -124,7 +124,7 @@ def _text_event_wire(candidate: dict[str, Any]) -> dict[str, Any] | None:
     delta = candidate.get("delta")
     if type(delta) is not str or candidate.keys() != _TEXT_EVENT_KEYS:
         return None
-    if js_length(delta) > ASK_TEXT_DELTA_MAX_CHARS:
+    if not js_length_within(delta, ASK_TEXT_DELTA_MAX_CHARS):
         return None
     return {"type": "text", "delta": delta}
 
