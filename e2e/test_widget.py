@@ -488,6 +488,12 @@ def test_screenshots_light_dark_streaming_error_sources(
     _shot(page, "error")
     page.emulate_media(color_scheme="dark")
     _shot(page, "dark")
+    assert (
+        page.locator("agentskit-ask").evaluate(
+            "(el) => getComputedStyle(el.shadowRoot.querySelector('.ak-widget')).backgroundColor"
+        )
+        == "rgb(22, 26, 34)"
+    ), "the reader's dark preference picks the dark palette"
     page.evaluate("document.querySelector('agentskit-ask').setAttribute('theme', 'light')")
     _shot(page, "theme-light-override")
     assert (
