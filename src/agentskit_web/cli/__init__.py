@@ -101,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         return _serve_ask(argv[1:])
     if argv[:1] == ["ask"]:
         return _ask(argv[1:])
+    if argv[:1] == ["check"]:
+        from . import check
+
+        return check.main(argv[1:])
     parser = argparse.ArgumentParser(prog="agentskit-web", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
