@@ -1,7 +1,8 @@
 """The pytest plugin as a site's test suite uses it: a separate pytest run, entry point loaded.
 
-The run below writes an ordinary test file that uses only pytest-playwright's
-`page` and this package's fixtures, and runs it with the system Chromium
+The run below writes the example test file of docs/testing.md (exactly as the
+docs show it, so they cannot rot) plus a few more tests that use only
+pytest-playwright's `page` and this package's fixtures, and runs it with the system Chromium
 (`--agentskit-chromium`) against the built demo site served by `ask_server` on
 the same origin (`--agentskit-site dist/`). One of its tests requests another
 origin on purpose and must fail with `same_origin_only`'s message.
@@ -17,55 +18,24 @@ from pathlib import Path
 
 from agentskit_web.bench.harness import chromium_executable
 
-SITE_TESTS = textwrap.dedent(
-    """
-    import re
+DOCS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "testing.md"
+EXTRA_TESTS = textwrap.dedent(
+    r"""
 
     import pytest
-    from playwright.sync_api import expect
 
-    from agentskit_web.testing import Source, SourceLink, WidgetUsageError, event_line
-
-    QUESTION = "What does the scripted backend say about widgets?"
+    from agentskit_web.testing import WidgetUsageError, event_line
 
 
-    def test_answer_sources_error_retry_new(page, ask_server, ask_widget, same_origin_only):
-        ask_server.answer(
-            "Scripted answer about widgets.",
-            sources=[Source("Getting started", "/docs/start.html", anchor="install it")],
-            delay=0.05,
-        )
+    def test_asking_before_open_says_so(page, ask_server, ask_widget):
         page.goto(ask_server.url + "/")
-        with pytest.raises(WidgetUsageError, match="open"):
+        with pytest.raises(WidgetUsageError, match=r"call ask_widget.open\(\) first"):
             ask_widget.ask(QUESTION)
-        ask_widget.open()
-        assert ask_widget.state == "ready"
-        ask_widget.ask(QUESTION)
-        assert ask_widget.wait_answer() == "complete"
-        assert ask_widget.answer_text == "Scripted answer about widgets."
-        assert ask_widget.sources == [
-            SourceLink("Getting started", ask_server.url + "/docs/start.html#install%20it")
-        ]
-        assert [m.role for m in ask_widget.messages] == ["user", "assistant"]
-        assert ask_server.requests[-1].question == QUESTION
-
-        ask_server.error(503, "ASK_UNAVAILABLE", "Down.", retryable=True)
-        ask_widget.regenerate()
-        assert ask_widget.wait_answer() == "error"
-        assert ask_widget.answer_error
-        ask_server.answer("Back again.")
-        ask_widget.retry()
-        assert ask_widget.wait_answer() == "complete"
-        assert ask_widget.answer_text == "Back again."
-        assert len(ask_server.requests) == 3
-
-        ask_widget.new_conversation()
-        expect(page.locator("agentskit-ask .ak-message")).to_have_count(0)
 
 
     def test_stop_ends_a_slow_stream(page, ask_server, ask_widget, same_origin_only):
         slow = [event_line({"type": "text", "delta": "first "})]
-        slow += [0.2, '{"type":"text","delta":"more "}\\n'] * 100
+        slow += [0.2, '{"type":"text","delta":"more "}\n'] * 100
         ask_server.lines(slow)
         page.goto(ask_server.url + "/")
         ask_widget.open().ask(QUESTION)
@@ -74,6 +44,10 @@ SITE_TESTS = textwrap.dedent(
         ask_widget.wait_answer()
         assert ask_widget.answer_text.startswith("first")
         assert ask_widget.answer_text.count("more") < 50
+        ask_widget.regenerate()
+        expect(page.locator("agentskit-ask .ak-assistant .ak-body")).to_contain_text("first")
+        ask_widget.stop()
+        assert len(ask_server.requests) == 2
 
 
     def test_leaving_the_origin_fails(page, ask_server, same_origin_only):
@@ -83,8 +57,16 @@ SITE_TESTS = textwrap.dedent(
 )
 
 
+def docs_example() -> str:
+    """The test file of docs/testing.md, exactly as written there."""
+    text = DOCS_PAGE.read_text(encoding="utf-8")
+    match = re.search(r"```python\n(# test_embed\.py\n.*?)```", text, re.S)
+    assert match, "docs/testing.md lost its test_embed.py example"
+    return match.group(1)
+
+
 def test_a_site_suite_using_the_plugin(dist: Path, tmp_path: Path) -> None:
-    (tmp_path / "test_site.py").write_text(SITE_TESTS, encoding="utf-8")
+    (tmp_path / "test_site.py").write_text(docs_example() + EXTRA_TESTS, encoding="utf-8")
     run = subprocess.run(
         [
             sys.executable,
@@ -108,7 +90,9 @@ def test_a_site_suite_using_the_plugin(dist: Path, tmp_path: Path) -> None:
     output = run.stdout + run.stderr
     outcomes = dict(re.findall(r"::(test_\w+) (PASSED|FAILED|ERROR)", output))
     assert outcomes == {
-        "test_answer_sources_error_retry_new": "PASSED",
+        "test_the_widget_answers_with_sources": "PASSED",
+        "test_a_refusal_is_shown_and_retry_recovers": "PASSED",
+        "test_asking_before_open_says_so": "PASSED",
         "test_stop_ends_a_slow_stream": "PASSED",
         "test_leaving_the_origin_fails": "FAILED",
     }, output
