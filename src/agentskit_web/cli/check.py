@@ -220,7 +220,7 @@ def run_checks(
         checks.append(Check("loader", False, "no <script src=…agentskit-ask…> on the page"))
     else:
         loader = loaders[0]
-        ok = loader.status is not None and loader.status < 400 and url not in failed
+        ok = loader.status is not None and loader.status < 400 and loader.url not in failed
         detail = (
             f"{urlsplit(loader.url).path}: HTTP {loader.status}, {_size(loader.bytes_sent)} "
             f"sent ({loader.encoding})"
@@ -233,7 +233,7 @@ def run_checks(
     broken = [
         f"{urlsplit(u).path} ({failed.get(u) or f'HTTP {statuses.get(u)}'})"
         for u in runtime_urls
-        if u in failed or statuses.get(u, 200) >= 400
+        if (u in failed and "ERR_ABORTED" not in failed[u]) or statuses.get(u, 200) >= 400
     ]
     broken += [
         f"{urlsplit(f.url).path} (HTTP {f.status})"
