@@ -13,6 +13,11 @@ from typing import Any
 BOOT_TIMEOUT_MS = 180_000
 ANSWER_TIMEOUT_MS = 60_000
 SETTLED = re.compile(r"^(complete|error)$")
+TEXT_ONLY = """(body) => {
+  const copy = body.cloneNode(true);
+  copy.querySelectorAll('.ak-component, .ak-fallback, .ak-thinking').forEach((n) => n.remove());
+  return copy.textContent.trim();
+}"""
 
 
 class WidgetUsageError(RuntimeError):
@@ -132,11 +137,11 @@ class AskWidget:
 
     @property
     def answer_text(self) -> str:
-        """The last answer's text ('' before any)."""
+        """The last answer's text, without its components (sources) ('' before any answer)."""
         bodies = self._in(".ak-assistant .ak-body")
         if bodies.count() == 0:
             return ""
-        return (bodies.last.text_content() or "").strip()
+        return str(bodies.last.evaluate(TEXT_ONLY))
 
     @property
     def answer_error(self) -> str | None:
@@ -157,9 +162,12 @@ class AskWidget:
     def messages(self) -> list[Message]:
         """Every message shown, oldest first."""
         found = self._in(".ak-message").evaluate_all(
-            """(nodes) => nodes.map((n) => [
-                n.classList.contains('ak-user') ? 'user' : 'assistant',
-                (n.querySelector('.ak-body') || n).textContent.trim(),
-                n.getAttribute('data-status')])"""
+            """(nodes) => nodes.map((n) => {
+              const copy = (n.querySelector('.ak-body') || n).cloneNode(true);
+              copy.querySelectorAll('.ak-component, .ak-fallback, .ak-thinking')
+                .forEach((c) => c.remove());
+              return [n.classList.contains('ak-user') ? 'user' : 'assistant',
+                      copy.textContent.trim(), n.getAttribute('data-status')];
+            })"""
         )
         return [Message(role=role, text=text, status=status) for role, text, status in found]
