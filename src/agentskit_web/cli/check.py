@@ -366,7 +366,8 @@ def _ask(
     sources = last.locator(".ak-source-link").evaluate_all("(ns) => ns.map((n) => n.href)")
     data: dict[str, Any] = {"status": status, "chars": len(text), "sources": sources}
     request = posts[-1].url if posts else None
-    if request is not None and request in failed:
+    # A stream the page cancels after `done` fails with ERR_ABORTED: unreachable means no response.
+    if request is not None and request in failed and request not in statuses:
         return {
             "ok": False,
             "detail": f"the Ask backend {ask_path} is unreachable ({failed[request]})",
