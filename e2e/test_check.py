@@ -142,17 +142,26 @@ def test_the_demo_passes_every_check(dist: Path) -> None:
     assert report is not None and report["ok"] is True
 
 
-def test_wrong_wasm_type_a_refusing_backend_and_an_off_origin_request(serve: Any) -> None:
-    url = serve(wasm_type="application/octet-stream", off_origin_image=True)
-    status, report, stderr = check(url, "--question", "How do I configure rate limiting?")
+def test_a_wrong_wasm_type_is_named(serve: Any) -> None:
+    status, report, stderr = check(
+        serve(wasm_type="application/octet-stream"), "--boot-timeout", "120"
+    )
     assert status == 1, (stderr, report)
     found = verdicts(report)
     assert found["types"] is False
     assert ".wasm is application/octet-stream" in detail(report, "types")
+    assert found["loader"] is True and found["boot"] is False
+
+
+def test_a_refusing_backend_and_an_off_origin_request(serve: Any) -> None:
+    url = serve(off_origin_image=True)
+    status, report, stderr = check(url, "--question", "How do I configure rate limiting?")
+    assert status == 1, (stderr, report)
+    found = verdicts(report)
+    assert found["boot"] is True and found["types"] is True
     assert found["origin"] is False and OFF_ORIGIN in detail(report, "origin")
     assert found["answer"] is False
     assert "refused: HTTP 405" in detail(report, "answer")
-    assert found["loader"] is True
 
 
 def test_a_csp_without_wasm_unsafe_eval_is_named(serve: Any) -> None:
