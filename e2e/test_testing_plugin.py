@@ -66,6 +66,8 @@ def docs_example() -> str:
 
 
 def test_a_site_suite_using_the_plugin(dist: Path, tmp_path: Path) -> None:
+    # An ini of its own: the run is the site's, not this repository's (rootdir, addopts).
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tmp_path / "test_site.py").write_text(docs_example() + EXTRA_TESTS, encoding="utf-8")
     run = subprocess.run(
         [
@@ -76,6 +78,8 @@ def test_a_site_suite_using_the_plugin(dist: Path, tmp_path: Path) -> None:
             "-v",
             "-p",
             "no:cacheprovider",
+            "-c",
+            str(tmp_path / "pytest.ini"),
             "--agentskit-chromium",
             chromium_executable(),
             "--agentskit-site",

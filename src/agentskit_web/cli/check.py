@@ -38,6 +38,13 @@ JS_TYPES = ("text/javascript", "application/javascript", "application/x-javascri
 RUNTIME_SUFFIXES = (".wasm", ".mjs", ".js", ".whl", ".zip", ".json", ".tar", ".css", ".data")
 CSP_DIRECTIVE = re.compile(r'Content Security Policy directive:? "([^"]+)"')
 IN_PAGE_SCHEMES = frozenset({"data", "blob", "about"})
+CSP_LISTENER = """
+window.__agentskitCsp = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__agentskitCsp.push(`directive ${e.effectiveDirective} (${e.originalPolicy}) ` +
+    `refused ${e.blockedURI || 'inline'}`);
+});
+"""
 
 
 class CheckUsageError(Exception):
@@ -180,6 +187,7 @@ def run_checks(
             context = browser.new_context()
             context.route("**/*", route)
             page = context.new_page()
+            page.add_init_script(CSP_LISTENER)
             page.on("request", lambda r: requested.append(r.url))
             page.on("requestfailed", lambda r: _note(failed, r.url, r.failure or "failed"))
             page.on("response", lambda r: _note(statuses, r.url, r.status))
@@ -205,6 +213,7 @@ def run_checks(
             if state != "ready":
                 node = page.locator("agentskit-ask .ak-error-message")
                 error_text = (node.first.text_content() or "").strip() if node.count() else None
+            violations = [str(v) for v in page.evaluate("() => window.__agentskitCsp || []")]
             answer = _ask(page, question, state == "ready", statuses, failed, ask_path)
         finally:
             browser.close()
@@ -271,13 +280,16 @@ def run_checks(
     )
 
     # CSP
-    blocked = sorted({m.group(1) for text in console if (m := CSP_DIRECTIVE.search(text))})
+    blocked = {m.group(1) for text in console if (m := CSP_DIRECTIVE.search(text))}
+    blocked.update(violations)
+    if error_text and "Content-Security-Policy" in error_text:
+        blocked.add(error_text)
     checks.append(
         Check(
             "csp",
             not blocked,
-            f"blocked by the directive {', '.join(blocked)}" if blocked else "nothing blocked",
-            {"directives": blocked},
+            f"blocked: {'; '.join(sorted(blocked))}" if blocked else "nothing blocked",
+            {"blocked": sorted(blocked)},
         )
     )
 
