@@ -13,6 +13,27 @@ from typing import Any
 BOOT_TIMEOUT_MS = 180_000
 ANSWER_TIMEOUT_MS = 60_000
 SETTLED = re.compile(r"^(complete|error)$")
+# Counts every time an answer's data-status is set to complete or error (the widget sets it on
+# each refresh), so wait_answer waits for an answer settled after the last action.
+COUNT_SETTLED = """(host) => {
+  if (host.__akSettledObserver) return;
+  host.__akSettled = 0;
+  const settled = (node) => node.nodeType === 1 && node.classList.contains('ak-assistant')
+    && /^(complete|error)$/.test(node.getAttribute('data-status') || '');
+  const observer = new MutationObserver((records) => {
+    for (const r of records) {
+      if (r.type === 'attributes' && settled(r.target)) host.__akSettled += 1;
+      for (const added of r.addedNodes || []) {
+        if (added.nodeType !== 1) continue;
+        const found = [added, ...added.querySelectorAll('.ak-assistant')].filter(settled);
+        host.__akSettled += found.length;
+      }
+    }
+  });
+  observer.observe(host.shadowRoot || host, {
+    subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] });
+  host.__akSettledObserver = observer;
+}"""
 TEXT_ONLY = """(body) => {
   const copy = body.cloneNode(true);
   copy.querySelectorAll('.ak-component, .ak-fallback, .ak-thinking').forEach((n) => n.remove());
@@ -44,6 +65,7 @@ class AskWidget:
         self.page = page
         self.selector = selector
         self._opened = False
+        self._mark: int | None = None
 
     @property
     def host(self) -> Any:
@@ -85,8 +107,12 @@ class AskWidget:
         )
         if self.state != "ready":
             raise AssertionError(f"the widget failed to boot: {self.error_message}")
+        self.host.evaluate(COUNT_SETTLED)
         self._opened = True
         return self
+
+    def _before_action(self) -> None:
+        self._mark = int(self.host.evaluate("(host) => host.__akSettled || 0"))
 
     # -- actions ----------------------------------------------------------------------------
 
@@ -97,6 +123,7 @@ class AskWidget:
             raise WidgetUsageError("ask(question) needs a non-empty str")
         field = self._in(".ak-input")
         field.fill(question)
+        self._before_action()
         field.press("Enter")
         return self
 
@@ -106,6 +133,12 @@ class AskWidget:
         from playwright.sync_api import expect
 
         last = self._in(".ak-assistant").last
+        if self._mark is not None:
+            self.page.wait_for_function(
+                "([selector, mark]) => (document.querySelector(selector).__akSettled || 0) > mark",
+                arg=[self.selector, self._mark],
+                timeout=timeout_ms,
+            )
         expect(last).to_have_attribute("data-status", SETTLED, timeout=timeout_ms)
         return str(last.get_attribute("data-status"))
 
@@ -118,12 +151,14 @@ class AskWidget:
     def retry(self) -> AskWidget:
         """Press Retry on the failed answer."""
         self._require_open("retry")
+        self._before_action()
         self._in(".ak-retry-answer").last.click()
         return self
 
     def regenerate(self) -> AskWidget:
         """Ask for the last answer again."""
         self._require_open("regenerate")
+        self._before_action()
         self._in(".ak-regenerate").last.click()
         return self
 
