@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | bench`: a thin dispatcher to the modules doing the work."""
+"""`agentskit-web build | serve | demo | check | bench`: a thin dispatcher to the modules doing the work."""
 
 from __future__ import annotations
 
@@ -134,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
     commands.add_parser("ask", help='stream one answer: ask URL "question" (ask --help)')
+    commands.add_parser(
+        "check", help="check the Ask widget on a page in Chromium: check URL (check --help)"
+    )
 
     bench = commands.add_parser("bench", help="browser benchmarks (see agentskit_web.bench)")
     bench.add_argument("rest", nargs=argparse.REMAINDER)
