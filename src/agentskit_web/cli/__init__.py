@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | check | bench`: a thin dispatcher to the modules doing the work."""
+"""`agentskit-web build | serve | demo | check | bench`: a thin dispatcher to the modules."""
 
 from __future__ import annotations
 
