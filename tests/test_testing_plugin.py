@@ -20,6 +20,7 @@ from agentskit_web.testing import (
     Source,
     WidgetUsageError,
     event_line,
+    preset_names,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -136,6 +137,11 @@ def test_the_site_is_served_on_the_same_origin(tmp_path: Path) -> None:
 
 
 class _NoPage:
+    url = "about:blank"
+
+    def wait_for_selector(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the page must not be touched before page.goto")
+
     def locator(self, selector: str) -> Any:
         raise AssertionError("the page must not be touched before open()")
 
@@ -150,13 +156,65 @@ def test_acting_before_open_says_to_call_open_first(action: str) -> None:
         method("How?") if action == "ask" else method()
 
 
-def test_the_plugin_is_registered_through_pytest11() -> None:
-    from importlib.metadata import entry_points
+def test_opening_before_the_page_is_loaded_says_to_goto_first() -> None:
+    with pytest.raises(WidgetUsageError, match=r"call page\.goto\(url\) first"):
+        AskWidget(_NoPage()).open()
 
-    found = [e for e in entry_points(group="pytest11") if e.value == "agentskit_web.testing"]
-    assert found, "pyproject.toml registers agentskit_web.testing under pytest11"
-    extras = json.dumps(_extras())
-    assert "pytest-playwright" in extras
+
+def test_the_plugin_is_declared_under_pytest11_by_its_module_name() -> None:
+    import importlib
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = project["entry-points"]["pytest11"]
+    # Named as the module: `-p agentskit_web.testing` and the entry point are then one plugin.
+    assert declared == {"agentskit_web.testing": "agentskit_web.testing"}
+    plugin = importlib.import_module(declared["agentskit_web.testing"])
+    for hook in ("pytest_addoption", "ask_server", "ask_widget", "same_origin_only"):
+        assert callable(getattr(plugin, hook)), hook
+    assert "pytest-playwright" in json.dumps(_extras())
+
+
+def test_every_preset_copy_is_byte_identical_to_its_fixture() -> None:
+    shipped = ROOT / "src" / "agentskit_web" / "testing" / "presets"
+    originals = {
+        "hostile_render.json": ROOT / "fixtures" / "hostile_render.json",
+        "hostile.ndjson": ROOT / "fixtures" / "ask" / "hostile.ndjson",
+        "error_midstream.ndjson": ROOT / "fixtures" / "ask" / "error_midstream.ndjson",
+    }
+    assert sorted(p.name for p in shipped.iterdir()) == sorted(originals)
+    for name, original in originals.items():
+        assert (shipped / name).read_bytes() == original.read_bytes(), (
+            f"{original} changed: copy it to {shipped / name}"
+        )
+
+
+def test_presets_are_the_hostile_corpora_sent_as_their_exact_bytes(server: AskServer) -> None:
+    names = preset_names()
+    corpus = json.loads((ROOT / "fixtures" / "hostile_render.json").read_text(encoding="utf-8"))
+    streamed = [c for c in corpus["cases"] if "events" in c["input"]]
+    assert names[:2] == ("hostile stream", "error midstream")
+    assert list(names[2:]) == [c["name"] for c in streamed]
+    server.preset("hostile stream")
+    response = _post(server)
+    assert response.status_code == 200
+    assert response.content == (ROOT / "fixtures" / "ask" / "hostile.ndjson").read_bytes()
+    case = next(c for c in streamed if c["name"] == "script tag in text")
+    server.preset("script tag in text")
+    assert _events(_post(server)) == case["input"]["events"]
+
+
+def test_an_unknown_preset_names_the_close_ones() -> None:
+    with AskServer() as server, pytest.raises(ScriptError, match=r"did you mean 'hostile stream'"):
+        server.preset("hostile-stream")
+    with AskServer() as server, pytest.raises(ScriptError, match=r"preset_names\(\) lists"):
+        server.preset("nothing like it at all 0123456789")
+
+
+def test_a_server_without_a_site_says_how_to_give_it_one(server: AskServer) -> None:
+    response = httpx.get(server.url + "/", timeout=10)
+    assert response.status_code == 404
+    assert "--agentskit-site DIR" in response.text
 
 
 def _extras() -> list[str]:

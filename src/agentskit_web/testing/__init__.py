@@ -28,21 +28,25 @@ from urllib.parse import urlsplit
 import pytest
 
 if TYPE_CHECKING:
-    from .ask_server import AskServer
+    from .scripted_server import AskServer
     from .widget import AskWidget
 
 # The entry point loads this module in every pytest run of an environment that has the
 # package, extras or not: the server side (starlette, uvicorn) is imported on first use only.
+# No submodule is named like a fixture: importing it would replace the fixture function on
+# this package (an `ask_server` submodule did, when a conftest imported it before collection).
 _LAZY = {
-    "AskServer": "ask_server",
-    "RecordedRequest": "ask_server",
-    "Script": "ask_server",
-    "ScriptError": "ask_server",
-    "Source": "ask_server",
-    "event_line": "ask_server",
+    "AskServer": "scripted_server",
+    "RecordedRequest": "scripted_server",
+    "Script": "scripted_server",
+    "ScriptError": "scripted_server",
+    "Source": "scripted_server",
+    "event_line": "scripted_server",
+    "preset_names": "presets",
     "AskWidget": "widget",
     "Message": "widget",
     "SourceLink": "widget",
+    "WidgetBootError": "widget",
     "WidgetUsageError": "widget",
 }
 
@@ -64,8 +68,10 @@ __all__ = [
     "ScriptError",
     "Source",
     "SourceLink",
+    "WidgetBootError",
     "WidgetUsageError",
     "event_line",
+    "preset_names",
 ]
 
 CHROMIUM_ENV = "AGENTSKIT_CHROMIUM"
@@ -135,7 +141,7 @@ def agentskit_site(pytestconfig: pytest.Config) -> Path | None:
 @pytest.fixture
 def ask_server(agentskit_site: Path | None) -> Iterator[AskServer]:
     """A scripted Ask backend (and the site, if any) on one loopback origin."""
-    from .ask_server import AskServer
+    from .scripted_server import AskServer
 
     server = AskServer(site=agentskit_site).start()
     try:

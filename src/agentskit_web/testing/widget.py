@@ -1,7 +1,9 @@
 """`AskWidget`: a page object for `<agentskit-ask>` on Playwright locators.
 
 Playwright's CSS engine pierces the widget's open shadow root, so every step
-is a locator and auto-waits; a site's tests never touch the shadow DOM.
+is a locator and auto-waits; a site's tests never touch the shadow DOM. The
+loader boots on intent (`boot="intent"`, the default): `open()` is the reader's
+click into the box (or on the launcher button), then waits for `data-state=ready`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 BOOT_TIMEOUT_MS = 180_000
+ATTACH_TIMEOUT_MS = 30_000
+"""How long open() waits for the element to be on the page and drawn by the loader."""
 ANSWER_TIMEOUT_MS = 60_000
 SETTLED = re.compile(r"^(complete|error)$")
 # Counts every time an answer's data-status is set to complete or error (the widget sets it on
@@ -43,6 +47,10 @@ TEXT_ONLY = """(body) => {
 
 class WidgetUsageError(RuntimeError):
     """The page object used out of order (says which call comes first)."""
+
+
+class WidgetBootError(AssertionError):
+    """open(): the widget ended in `data-state=error` (carries the loader's message)."""
 
 
 @dataclass(frozen=True)
@@ -96,17 +104,41 @@ class AskWidget:
         return node.first.text_content() if node.count() else None
 
     def open(self, timeout_ms: float = BOOT_TIMEOUT_MS) -> AskWidget:
-        """Show intent (a pointer over the box) and wait until the widget is ready."""
-        self.host.wait_for(state="attached", timeout=timeout_ms)
-        self.page.wait_for_selector(f"{self.selector}[data-state]", state="attached")
-        self.host.dispatch_event("pointerenter")
+        """Reach for the box as a reader does and wait until the widget is ready.
+
+        Inline: a click into the question box (the pointer over it, then focus: the
+        loader's intent). Launcher: a click on the floating button, which opens the
+        dialog. Either starts the runtime (`data-state` idle → booting → ready|error).
+        """
+        url = str(self.page.url)
+        if url in ("", "about:blank"):
+            raise WidgetUsageError(
+                "ask_widget.open() before the page was loaded: call page.goto(url) first, "
+                "then ask_widget.open()"
+            )
+        try:
+            self.page.wait_for_selector(
+                f"{self.selector}[data-state]", state="attached", timeout=ATTACH_TIMEOUT_MS
+            )
+        except Exception as error:  # playwright's TimeoutError: said in our words
+            raise WidgetUsageError(
+                f"no {self.selector} element started on {url} within {ATTACH_TIMEOUT_MS} ms: "
+                "does the page include the loader script and the element, and is it the page "
+                "you meant (ask_server serves your site only with --agentskit-site DIR)?"
+            ) from error
+        launcher = self._in(".ak-launcher")
+        if launcher.count():
+            if self._in("dialog.ak-dialog[open]").count() == 0:
+                launcher.first.click()
+        elif self.state == "idle":
+            self._in(".ak-input").first.click()
         self.page.wait_for_selector(
             f"{self.selector}[data-state=ready], {self.selector}[data-state=error]",
             state="attached",
             timeout=timeout_ms,
         )
         if self.state != "ready":
-            raise AssertionError(f"the widget failed to boot: {self.error_message}")
+            raise WidgetBootError(f"the widget failed to boot: {self.error_message}")
         self.host.evaluate(COUNT_SETTLED)
         self._opened = True
         return self

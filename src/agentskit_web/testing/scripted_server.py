@@ -10,7 +10,8 @@ test scripted last:
   stream the reference backend sends (PROTOCOL.md section 6);
 - `lines(steps)`: raw NDJSON lines (bytes or str) with delays (floats, seconds);
 - `error(status, code, message)`: a status error with an `{"error": …}` body;
-- `stall(seconds)`: nothing at all (not even headers) for that long, then `done`.
+- `stall(seconds)`: nothing at all (not even headers) for that long, then `done`;
+- `preset(name)`: one of the project's hostile streams (`preset_names()`, presets.py).
 
 Every request is recorded (`requests`: method, path, query, headers, body).
 """
@@ -18,6 +19,7 @@ Every request is recorded (`requests`: method, path, query, headers, body).
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import threading
 from collections.abc import AsyncIterator, Sequence
@@ -28,7 +30,7 @@ from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..server.static import AppServer, create_static_app
@@ -130,7 +132,7 @@ class AskServer(AppServer):
         app = (
             create_static_app(site, routes=[route])
             if site is not None
-            else Starlette(routes=[route])
+            else Starlette(routes=[route, Route("/{rest:path}", _no_site, methods=["GET"])])
         )
         super().__init__(app)
         self.site = site
@@ -211,6 +213,20 @@ class AskServer(AppServer):
         steps = _steps(then or [event_line({"type": "done"})])
         self._set(Script(steps=steps, header_delay=float(seconds)))
 
+    def preset(self, name: str) -> None:
+        """Answer with a hostile preset (`preset_names()`): its exact bytes, 200, NDJSON."""
+        from .presets import presets
+
+        found = presets()
+        if name not in found:
+            close = difflib.get_close_matches(str(name), found, n=3, cutoff=0.5)
+            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise ScriptError(
+                f"no preset named {name!r}{hint}: agentskit_web.testing.preset_names() lists "
+                f"the {len(found)} names, e.g. 'hostile stream'"
+            )
+        self._set(Script(steps=(found[name],)))
+
     def reset(self) -> None:
         """Forget recorded requests (the script stays)."""
         with self._state.lock:
@@ -248,6 +264,17 @@ class AskServer(AppServer):
         return StreamingResponse(
             stream(), status_code=script.status, media_type=script.content_type, headers=headers
         )
+
+
+NO_SITE = (
+    "ask_server serves no site, only its Ask endpoint: pass --agentskit-site DIR (your built "
+    "site, e.g. MkDocs' site/) or override the agentskit_site fixture in your conftest.py"
+)
+
+
+async def _no_site(request: Request) -> Response:
+    """A page asked of a server without a site: say how to give it one (not a bare 404)."""
+    return PlainTextResponse(NO_SITE, status_code=404)
 
 
 def _source(item: Source | tuple[str, str] | dict[str, str]) -> Source:
