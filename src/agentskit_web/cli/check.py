@@ -4,7 +4,9 @@ It fetches the page, then opens it in Chromium (Debian's, or `--chromium`),
 shows intent on `<agentskit-ask>` and reports, as a table or `--json`:
 
 - loader: the `agentskit-ask.js` script is reachable (size sent, compression);
-- runtime: every file the widget loads while booting answered 2xx (sizes, compression);
+- runtime: every file the built loader declares (its assets manifest: the stylesheet and
+  the `runtime.<hash>/` folder's files) and every file the page loaded while booting
+  answered 2xx (sizes, and the compression sent: the `.br`/`.gz` copies beside each file);
 - types: `.wasm` is `application/wasm`, `.mjs`/`.js` are JavaScript;
 - csp: no Content-Security-Policy directive blocked the widget (names the directive);
 - boot: the widget reached `data-state=ready` after intent, and how long it took;
@@ -38,6 +40,10 @@ JS_TYPES = ("text/javascript", "application/javascript", "application/x-javascri
 RUNTIME_SUFFIXES = (".wasm", ".mjs", ".js", ".whl", ".zip", ".json", ".tar", ".css", ".data")
 CSP_DIRECTIVE = re.compile(r'Content Security Policy directive:? "([^"]+)"')
 IN_PAGE_SCHEMES = frozenset({"data", "blob", "about"})
+MANIFEST_JS = """() => {
+  const kit = globalThis.agentskitAsk;
+  return kit === undefined ? {loaded: false, assets: null} : {loaded: true, assets: kit.assets};
+}"""
 CSP_LISTENER = """
 window.__agentskitCsp = [];
 document.addEventListener('securitypolicyviolation', (e) => {
@@ -75,14 +81,53 @@ class _EmbedScan(HTMLParser):
         self.has_widget = False
         self.endpoint: str | None = None
         self.scripts: list[str] = []
+        self.policies: list[str] = []  # Content-Security-Policy: the header's and <meta>'s
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
+        equiv = (values.get("http-equiv") or "").strip().lower()
+        if tag == "meta" and equiv == "content-security-policy" and values.get("content"):
+            self.policies.append(str(values["content"]))
         if tag == "agentskit-ask":
             self.has_widget = True
             self.endpoint = self.endpoint or values.get("endpoint")
         elif tag == "script" and values.get("src"):
             self.scripts.append(str(values["src"]))
+
+
+def _directives(policy: str) -> dict[str, list[str]]:
+    """One policy's directives (the first of a repeated name wins, as in browsers)."""
+    found: dict[str, list[str]] = {}
+    for part in policy.split(";"):
+        words = part.split()
+        if words:
+            found.setdefault(words[0].lower(), [w.lower() for w in words[1:]])
+    return found
+
+
+def csp_blockers(policies: list[str]) -> list[str]:
+    """What in the page's policies stops the loader, read before any browser runs.
+
+    The loader starts Pyodide itself, and Pyodide compiles WebAssembly, which
+    needs 'wasm-unsafe-eval' (or the wider 'unsafe-eval') in script-src, or in
+    default-src when there is no script-src: without it the boot hangs rather than
+    fails. Every policy applies (a header and a <meta> both must allow it). Where
+    scripts may come from (nonces, 'strict-dynamic', hosts) is left to the browser:
+    its violation reports name the directive.
+    """
+    blockers: list[str] = []
+    for policy in policies:
+        directives = _directives(policy)
+        name = "script-src" if "script-src" in directives else "default-src"
+        sources = directives.get(name)
+        if sources is None:
+            continue
+        if not {"'wasm-unsafe-eval'", "'unsafe-eval'"} & set(sources):
+            listed = " ".join(sources) or "(empty)"
+            blockers.append(
+                f"{name} {listed} lacks 'wasm-unsafe-eval' (Pyodide compiles WebAssembly)"
+            )
+    return blockers
 
 
 def origin_of(url: str) -> str:
@@ -127,6 +172,7 @@ def inspect_page(url: str) -> _EmbedScan:
     if "html" not in kind.lower():
         raise CheckUsageError(f"{url} is not HTML (Content-Type: {kind or 'none'})")
     scan = _EmbedScan()
+    scan.policies.extend(response.headers.get_list("content-security-policy"))
     scan.feed(response.text)
     if not scan.has_widget:
         raise CheckUsageError(f"{url} has no <agentskit-ask> element")
@@ -144,6 +190,31 @@ def _type_ok(path: str, kind: str) -> bool:
     if path.endswith((".mjs", ".js")):
         return kind in JS_TYPES
     return True
+
+
+def declared_files(loader_url: str, manifest: Any) -> tuple[list[str], str | None]:
+    """The URLs the built loader will fetch (from its ASSETS manifest), or why there are none.
+
+    The manifest comes from the page, so its shape is checked rather than trusted.
+    """
+    if not isinstance(manifest, dict) or not manifest.get("loaded"):
+        return [], "the loader did not run (no globalThis.agentskitAsk on the page)"
+    assets = manifest.get("assets")
+    if assets is None:
+        return [], "the loader was not built (no assets manifest: run `agentskit-web assets`)"
+    files = assets.get("files") if isinstance(assets, dict) else None
+    runtime = assets.get("runtime") if isinstance(assets, dict) else None
+    names = [f.get("name") for f in files] if isinstance(files, list) else []
+    if not isinstance(runtime, str) or not names or not all(isinstance(n, str) for n in names):
+        return [], "the loader's assets manifest is malformed"
+    base = urljoin(loader_url, ".")
+    folder = urljoin(base, runtime)
+    urls = [urljoin(folder, str(name)) for name in names]
+    urls.append(urljoin(folder, "pyodide.mjs"))  # the loader imports it to start Pyodide
+    stylesheet = assets.get("stylesheet")
+    if isinstance(stylesheet, str):
+        urls.insert(0, urljoin(base, stylesheet))
+    return list(dict.fromkeys(urls)), None
 
 
 def _note(seen: dict[str, Any], key: str, value: Any) -> None:
@@ -194,6 +265,7 @@ def run_checks(
             page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: console.append(f"page error: {e}"))
             page.goto(url, wait_until="load")
+            manifest = page.evaluate(MANIFEST_JS)
             host = page.locator("agentskit-ask").first
             host.wait_for(state="attached", timeout=30_000)
             started = time.monotonic()
@@ -219,7 +291,9 @@ def run_checks(
             browser.close()
 
     same_origin = [u for u in dict.fromkeys(requested) if origin_of(u) == origin]
-    runtime_urls = [u for u in same_origin if urlsplit(u).path.endswith(RUNTIME_SUFFIXES)]
+    declared, unbuilt = declared_files(loader_srcs[0], manifest) if loader_srcs else ([], None)
+    observed = [u for u in same_origin if urlsplit(u).path.endswith(RUNTIME_SUFFIXES)]
+    runtime_urls = list(dict.fromkeys([*declared, *observed]))
     with httpx.Client(timeout=FETCH_TIMEOUT_S) as client:
         loaders = [_fetch_file(client, u) for u in loader_srcs]
         files = [_fetch_file(client, u) for u in runtime_urls if u not in loader_srcs]
@@ -251,13 +325,24 @@ def run_checks(
     ]
     total = sum(f.bytes_sent for f in files)
     encodings = sorted({f.encoding for f in files if f.status and f.status < 400})
+    # The last declared file is pyodide.mjs, in the runtime.<hash>/ folder.
+    folder = urlsplit(declared[-1]).path.rsplit("/", 1)[0] + "/" if declared else None
+    where = f" in {folder}" if folder else ""
     detail = (
         f"missing or failing: {', '.join(broken)}"
         if broken
-        else f"{len(files)} files, {_size(total)} sent ({', '.join(encodings) or 'none'})"
+        else unbuilt
+        if unbuilt
+        else f"{len(files)} files ({len(declared)} declared by the loader{where}), "
+        f"{_size(total)} sent ({', '.join(encodings) or 'none'})"
     )
     checks.append(
-        Check("runtime", not broken and bool(files), detail, {"files": [asdict(f) for f in files]})
+        Check(
+            "runtime",
+            not broken and not unbuilt and bool(files),
+            detail,
+            {"files": [asdict(f) for f in files], "declared": declared},
+        )
     )
 
     # content types
@@ -282,6 +367,7 @@ def run_checks(
     # CSP
     blocked = {m.group(1) for text in console if (m := CSP_DIRECTIVE.search(text))}
     blocked.update(violations)
+    blocked.update(csp_blockers(scan.policies))
     if error_text and "Content-Security-Policy" in error_text:
         blocked.add(error_text)
     checks.append(
