@@ -137,7 +137,12 @@ def test_the_demo_passes_every_check(dist: Path) -> None:
         ["loader", "runtime", "types", "csp", "boot", "answer", "sources", "origin", "console"],
         True,
     )
-    assert "br" in detail(report, "runtime") or "gzip" in detail(report, "runtime")
+    runtime = detail(report, "runtime")
+    assert "br" in runtime or "gzip" in runtime
+    # Every file the built loader declares (assets.json: stylesheet, runtime files, pyodide.mjs).
+    manifest = json.loads((dist / "agentskit" / "assets.json").read_text(encoding="utf-8"))
+    declared = len(manifest["files"]) + 2
+    assert f"({declared} declared by the loader in /agentskit/{manifest['runtime']})" in runtime
     assert "from the backend" in detail(report, "answer")
     assert report is not None and report["ok"] is True
 
@@ -170,7 +175,8 @@ def test_a_csp_without_wasm_unsafe_eval_is_named(serve: Any) -> None:
     found = verdicts(report)
     assert found["csp"] is False and found["boot"] is False
     assert "script-src" in detail(report, "csp")
-    assert "wasm-eval" in detail(report, "csp")
+    assert "wasm-eval" in detail(report, "csp")  # the browser's report
+    assert "script-src 'self' lacks 'wasm-unsafe-eval'" in detail(report, "csp")  # read first
 
 
 def test_a_missing_runtime_file_fails_runtime_and_boot(serve: Any) -> None:
