@@ -1,7 +1,8 @@
 """`agentskit-web check URL`: does the Ask widget on this page work, as a reader would see it?
 
 It fetches the page, then opens it in Chromium (Debian's, or `--chromium`),
-shows intent on `<agentskit-ask>` and reports, as a table or `--json`:
+reaches for `<agentskit-ask>` as a reader does (a click into the box, or on
+the launcher button: the loader's intent) and reports, as a table or `--json`:
 
 - loader: the `agentskit-ask.js` script is reachable (size sent, compression);
 - runtime: every file the built loader declares (its assets manifest: the stylesheet and
@@ -229,6 +230,7 @@ def run_checks(
     from playwright.sync_api import sync_playwright
 
     from ..bench.harness import CHROMIUM_FLAGS, chromium_executable
+    from ..testing.widget import reach_for
 
     scan = inspect_page(url)
     origin = origin_of(url)
@@ -268,8 +270,9 @@ def run_checks(
             manifest = page.evaluate(MANIFEST_JS)
             host = page.locator("agentskit-ask").first
             host.wait_for(state="attached", timeout=30_000)
+            page.wait_for_selector("agentskit-ask[data-state]", state="attached", timeout=30_000)
             started = time.monotonic()
-            host.dispatch_event("pointerenter")
+            reach_for(page)  # a click into the box (or on the launcher): the loader's intent
             state = None
             try:
                 page.wait_for_selector(

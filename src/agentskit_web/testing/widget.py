@@ -45,6 +45,20 @@ TEXT_ONLY = """(body) => {
 }"""
 
 
+def reach_for(page: Any, selector: str = "agentskit-ask") -> None:
+    """What a reader does to use the box, which is the loader's intent (it boots on it).
+
+    Launcher layout: a click on the floating button (opens the dialog). Inline: a
+    click into the question box (the pointer over it, then focus), while it is idle.
+    """
+    launcher = page.locator(f"{selector} .ak-launcher")
+    if launcher.count():
+        if page.locator(f"{selector} dialog.ak-dialog[open]").count() == 0:
+            launcher.first.click()
+    elif page.get_attribute(selector, "data-state") == "idle":
+        page.locator(f"{selector} .ak-input").first.click()
+
+
 class WidgetUsageError(RuntimeError):
     """The page object used out of order (says which call comes first)."""
 
@@ -126,12 +140,7 @@ class AskWidget:
                 "does the page include the loader script and the element, and is it the page "
                 "you meant (ask_server serves your site only with --agentskit-site DIR)?"
             ) from error
-        launcher = self._in(".ak-launcher")
-        if launcher.count():
-            if self._in("dialog.ak-dialog[open]").count() == 0:
-                launcher.first.click()
-        elif self.state == "idle":
-            self._in(".ak-input").first.click()
+        reach_for(self.page, self.selector)
         self.page.wait_for_selector(
             f"{self.selector}[data-state=ready], {self.selector}[data-state=error]",
             state="attached",
