@@ -4,6 +4,9 @@ errors, the page object's order check and the plugin's registration."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +17,7 @@ import pytest
 
 from agentskit_web.protocol import AskEventDecoder
 from agentskit_web.testing import (
+    CHROMIUM_ENV,
     AskServer,
     AskWidget,
     ScriptError,
@@ -222,3 +226,54 @@ def _extras() -> list[str]:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     return list(project["optional-dependencies"]["testing"])
+
+
+MISUSE = """
+def test_with_a_site(ask_server):
+    pass
+
+
+def test_with_chromium(browser_type_launch_args):
+    pass
+"""
+
+
+def _pytest(tmp_path: Path, *args: str) -> str:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "test_misuse.py").write_text(MISUSE, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop(CHROMIUM_ENV, None)
+    plugin = ("-p", "agentskit_web.testing", "-p", "no:cacheprovider")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", *plugin, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return done.stdout + done.stderr
+
+
+def test_a_site_folder_without_index_html_says_to_build_it(tmp_path: Path) -> None:
+    output = _pytest(tmp_path, "-k", "site", "--agentskit-site", str(tmp_path / "nowhere"))
+    assert "has no index.html: build the site first" in output, output
+    assert "1 error" in output, output
+
+
+def test_a_chromium_that_does_not_exist_says_what_to_pass(tmp_path: Path) -> None:
+    output = _pytest(tmp_path, "-k", "chromium", "--agentskit-chromium", "/no/such/chromium")
+    assert "Chromium executable '/no/such/chromium' does not exist" in output, output
+    assert "1 error" in output, output
+
+
+def test_a_system_chromium_joins_the_launch_arguments(tmp_path: Path) -> None:
+    probe = (
+        "def test_with_chromium(browser_type_launch_args):\n"
+        f"    assert browser_type_launch_args['executable_path'] == {sys.executable!r}\n"
+        "    assert '--no-sandbox' in browser_type_launch_args['args']\n"
+    )
+    (tmp_path / "test_probe.py").write_text(probe, encoding="utf-8")
+    output = _pytest(tmp_path, "test_probe.py", "--agentskit-chromium", sys.executable)
+    assert "1 passed" in output, output

@@ -134,7 +134,10 @@ def agentskit_site(pytestconfig: pytest.Config) -> Path | None:
         return None
     site = Path(value).resolve()
     if not (site / "index.html").is_file():
-        raise pytest.UsageError(f"agentskit: --agentskit-site {site} has no index.html")
+        raise pytest.UsageError(
+            f"agentskit: --agentskit-site {site} has no index.html: build the site first "
+            "(`mkdocs build` writes site/, Sphinx writes _build/html/) and pass that folder"
+        )
     return site
 
 
