@@ -34,7 +34,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "bench": frozenset(
         {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench.page"}
     ),
-    "testing": frozenset({"base", "server", "bench"}),
+    "testing": frozenset({"base", "server"}),
     "cli": frozenset(
         {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench", "testing"}
     ),
