@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The pinned Pyodide + PyScript runtime (web/package-lock.json), reinstalled when the lock changes.
+# The pinned Pyodide runtime (web/package-lock.json), reinstalled when the lock changes.
 $(NODE_STAMP): web/package.json web/package-lock.json
 	cd web && npm ci --no-audit --no-fund
 	touch $(NODE_STAMP)

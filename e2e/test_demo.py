@@ -98,7 +98,7 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     asked = _ask_requests(context)
     page.goto(demo.url + "/")
     _ready(page)
-    expect(page.locator("nav.site-nav a")).to_have_count(8)  # home + the seven docs pages
+    expect(page.locator("nav.site-nav a")).to_have_count(9)  # home + the eight docs pages
 
     # 1. A question about the docs streams: text shows while the answer is still open.
     _ask(page, DOCS_QUESTION)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, Route
+from playwright.sync_api import Page, Route, expect
 
 from agentskit_web.build.cdn_scan import scan_for_cdn
 from agentskit_web.server.static import StaticSite
@@ -151,3 +151,60 @@ def test_a_loader_that_was_not_built_says_so(page: Page, site: StaticSite) -> No
     show_intent(page)
     page.wait_for_selector("agentskit-ask[data-state=error]", state="attached")
     assert "agentskit-web assets" in page.locator("agentskit-ask .ak-error-message").inner_text()
+
+
+def _runtime_requests(watch: Watch, site: StaticSite) -> list[str]:
+    runtime = site.url + runtime_path(site.root)
+    return [url for url in watch.requests if url.startswith(runtime)]
+
+
+def test_a_later_boot_goes_straight_to_the_cached_runtime(
+    page: Page, site: StaticSite, watch: Watch
+) -> None:
+    """The first boot counts bytes while Pyodide starts (two requests a file, one transfer);
+    a boot after it in the same browser skips the counting pass: one request a file."""
+    page.goto(site.url + "/")
+    show_intent(page)
+    wait_for_state(page, "ready")
+    first = _runtime_requests(watch, site)
+    wasm = [url for url in first if url.endswith("/pyodide.asm.wasm")]
+    assert len(wasm) == 2, "the counting download and Pyodide's own request"
+
+    watch.requests.clear()
+    page.reload()
+    show_intent(page)
+    wait_for_state(page, "ready")
+    again = _runtime_requests(watch, site)
+    assert again, "the runtime was requested"
+    assert len(again) == len(set(again)), f"a file was requested twice: {sorted(again)}"
+    assert sum(url.endswith("/pyodide.asm.wasm") for url in again) == 1
+
+
+@pytest.mark.console_error_expected(
+    r"^console error: (Failed to load resource: .* 404 \(Not Found\)"
+    r"|Failed to find a valid digest|Fetch API cannot load|The following error occurred"
+    r"|Failed to fetch)"
+)
+def test_a_later_boot_that_finds_a_file_gone_retries_the_full_way_and_names_it(
+    page: Page, site: StaticSite
+) -> None:
+    """The straight path trusts the cache; when a file is gone after all, the mark is
+    dropped and Retry takes the counting path, whose error names the missing URL."""
+    page.goto(site.url + "/")
+    show_intent(page)
+    wait_for_state(page, "ready")
+
+    missing = "**/agentskit_web-*.whl"
+    page.route(missing, lambda route: route.fulfill(status=404, body="not found"))
+    page.reload()
+    show_intent(page)
+    page.wait_for_selector("agentskit-ask[data-state=error]", state="attached", timeout=60_000)
+    page.locator("agentskit-ask .ak-retry").click()
+    expect(page.locator("agentskit-ask .ak-error-message")).to_have_text(
+        re.compile(r"Could not load http://\S+/agentskit_web-\S+\.whl \(HTTP 404\)"),
+        timeout=60_000,
+    )
+
+    page.unroute(missing)
+    page.locator("agentskit-ask .ak-retry").click()
+    wait_for_state(page, "ready")

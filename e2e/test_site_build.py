@@ -47,7 +47,7 @@ def test_lock_lists_exactly_the_served_wheels_with_real_hashes(dist: Path) -> No
     assert packages["pydantic-core"]["file_name"].endswith("-pyemscripten_2026_0_wasm32.whl")
     assert packages["agentskit-web"]["imports"] == ["agentskit_web"]
     assert {"pydantic", "pydantic-core"} <= set(packages["agentskit-web"]["depends"])
-    assert "micropip" in packages
+    assert "micropip" not in packages, "nothing installs at run time: the lock is the set"
 
 
 def test_pins_match_the_manifest_and_pyproject(dist: Path) -> None:

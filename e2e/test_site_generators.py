@@ -9,7 +9,9 @@ indexing the same Markdown with the page paths that generator publishes
 in both layouts, starts on a page two folders deep: nothing of the runtime
 loads before intent; a question streams; its top source opens the right page
 at the right heading; a reload restores the conversation; no request leaves
-the site's origin (the conftest's guard). The MkDocs run also takes the
+the site's origin (the conftest's guard and the testing kit's `same_origin_only`).
+The steps a reader takes go through the testing kit's page object (`ask_widget`,
+`AskWidget`), as a site's own suite would. The MkDocs run also takes the
 screenshots for docs/embedding.md (light and dark, desktop and phone).
 """
 
@@ -24,14 +26,15 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from agentskit_web.docs_text import directory_page_path, html_page_path
 from agentskit_web.server.ask_app import ask_route, create_ask_endpoint
 from agentskit_web.server.demo_server import demo_uvicorn_config
 from agentskit_web.server.generators import ExtractiveGenerator
 from agentskit_web.server.static import AppServer, create_static_app
-from e2e_support import ARTIFACTS, ROOT, Watch, wait_for_state
+from agentskit_web.testing import AskWidget, OriginGuard
+from e2e_support import ARTIFACTS, ROOT, Watch
 
 SITES = ROOT / "fixtures" / "sites"
 DOCS = SITES / "docs"
@@ -131,40 +134,27 @@ def _follow(page: Page, watch: Watch) -> Page:
     return page
 
 
-def _open_box(page: Page, layout: str) -> None:
-    """Inline: the box is on the page. Launcher: press the floating button, the dialog opens."""
+def _open(page: Page, layout: str) -> AskWidget:
+    """The kit's open(): inline, a click into the box; launcher, the button opens the dialog."""
+    widget = AskWidget(page).open()
     if layout == "launcher":
-        page.locator("agentskit-ask .ak-launcher").click()
         expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_visible()
     expect(page.locator("agentskit-ask .ak-input")).to_be_visible()
-
-
-def _ask(page: Page, question: str) -> Locator:
-    field = page.locator("agentskit-ask .ak-input")
-    field.fill(question)
-    field.press("Enter")
-    return page.locator("agentskit-ask .ak-assistant").last
-
-
-def _messages(page: Page) -> list[str]:
-    return page.locator("agentskit-ask .ak-message").evaluate_all(
-        "(nodes) => nodes.map((n) => n.classList.contains('ak-user') ? 'user' : 'assistant')"
-    )
+    return widget
 
 
 def _runtime_requests(watch: Watch) -> list[str]:
     return [url for url in watch.requests if "/runtime." in url or url.endswith(".wasm")]
 
 
-def _answered(page: Page, served: Served) -> Locator:
-    """Open a page two folders deep, show intent, ask; the answer is complete with sources."""
+def _answered(page: Page, served: Served) -> AskWidget:
+    """Open a page two folders deep, reach for the box, ask; the answer is complete with sources."""
     page.goto(served.page_url("guide/care/cleaning.md"))
-    wait_for_state(page, "ready")
-    _open_box(page, served.layout)
-    answer = _ask(page, QUESTION)
-    expect(answer).to_have_attribute("data-status", "complete", timeout=30_000)
-    expect(answer.locator(".ak-source-list .ak-source-link").first).to_be_visible()
-    return answer
+    widget = _open(page, served.layout)
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete"
+    assert widget.sources, "the answer has no sources"
+    return widget
 
 
 CASES = [(name, layout) for name in GENERATORS for layout in ("inline", "launcher")]
@@ -172,7 +162,12 @@ CASES = [(name, layout) for name in GENERATORS for layout in ("inline", "launche
 
 @pytest.mark.parametrize("served", CASES, indirect=True, ids=["-".join(c) for c in CASES])
 def test_the_site_journey_intent_stream_cite_reload(
-    page: Page, context: BrowserContext, watch: Watch, served: Served
+    page: Page,
+    context: BrowserContext,
+    watch: Watch,
+    served: Served,
+    ask_widget: AskWidget,
+    same_origin_only: OriginGuard,
 ) -> None:
     # 0. A page two folders deep loads the loader (relative to the page) and nothing else.
     start = served.page_url("guide/care/cleaning.md")
@@ -189,23 +184,25 @@ def test_the_site_journey_intent_stream_cite_reload(
         expect(page.locator("agentskit-ask .ak-launcher")).to_be_visible()
         expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_hidden()
 
-    # 1. Intent boots the runtime; a question streams (text shows before the answer ends).
-    wait_for_state(page, "ready")
+    # 1. Reaching for the box boots the runtime; a question streams (text before the end).
+    ask_widget.open()
+    assert ask_widget.state == "ready"
     assert _runtime_requests(watch), "intent did not load the runtime"
-    _open_box(page, served.layout)
-    answer = _ask(page, QUESTION)
+    if served.layout == "launcher":
+        expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_visible()
+    ask_widget.ask(QUESTION)
     early = int(
         page.wait_for_function(SHADOW_STREAMING, polling="raf", timeout=30_000).json_value()
     )
-    expect(answer).to_have_attribute("data-status", "complete", timeout=30_000)
-    final = (answer.locator(".ak-body").text_content() or "").strip()
+    assert ask_widget.wait_answer() == "complete"
+    final = ask_widget.answer_text
     assert 0 < early < len(final), "the answer arrived in one piece"
     assert "ninety minutes" in final
 
     # 2. The top source is the published page and heading the answer quotes.
-    link = answer.locator(".ak-source-list .ak-source-link").first
-    href = link.get_attribute("href") or ""
+    href = ask_widget.sources[0].href
     assert href == served.page_url("guide/setup/charging.md") + f"#{ANCHOR}", href
+    link = page.locator("agentskit-ask .ak-assistant").last.locator(".ak-source-link").first
 
     # 3. Following it opens that page at that heading, where the conversation is too.
     with context.expect_page() as opened:
@@ -218,18 +215,16 @@ def test_the_site_journey_intent_stream_cite_reload(
     expect(target).to_contain_text("Charge the battery")
     top = target.evaluate("(el) => el.getBoundingClientRect().top")
     assert -1 < top < docs_page.viewport_size["height"], "the heading is on screen"
-    wait_for_state(docs_page, "ready")
-    _open_box(docs_page, served.layout)
-    assert _messages(docs_page) == ["user", "assistant"]
+    there = _open(docs_page, served.layout)
+    assert [m.role for m in there.messages] == ["user", "assistant"]
     page.close()
 
     # 4. A reload restores the conversation, its source included.
     docs_page.reload()
-    wait_for_state(docs_page, "ready")
-    _open_box(docs_page, served.layout)
-    assert _messages(docs_page) == ["user", "assistant"]
-    expect(docs_page.locator("agentskit-ask .ak-source-link").first).to_have_attribute("href", href)
-    assert watch.off_origin == [], "a request left the site's origin"
+    there = _open(docs_page, served.layout)
+    assert [m.role for m in there.messages] == ["user", "assistant"]
+    assert [s.href for s in there.sources][:1] == [href]
+    assert watch.off_origin == [] and same_origin_only.off_origin == [], "a request left"
 
 
 SHOTS = [("mkdocs", "inline"), ("mkdocs", "launcher")]
@@ -245,8 +240,7 @@ def test_screenshots_on_the_mkdocs_site(page: Page, served: Served) -> None:
             page.set_viewport_size(size)
             page.emulate_media(color_scheme=scheme)
             page.reload()
-            wait_for_state(page, "ready")
-            _open_box(page, served.layout)
+            _open(page, served.layout)
             sources = page.locator("agentskit-ask .ak-source-list").last
             # The sources in the middle of the screen (the page and the log both scroll).
             sources.evaluate("(el) => el.scrollIntoView({block: 'center'})")

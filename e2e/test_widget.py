@@ -488,6 +488,12 @@ def test_screenshots_light_dark_streaming_error_sources(
     _shot(page, "error")
     page.emulate_media(color_scheme="dark")
     _shot(page, "dark")
+    assert (
+        page.locator("agentskit-ask").evaluate(
+            "(el) => getComputedStyle(el.shadowRoot.querySelector('.ak-widget')).backgroundColor"
+        )
+        == "rgb(22, 26, 34)"
+    ), "the reader's dark preference picks the dark palette"
     page.evaluate("document.querySelector('agentskit-ask').setAttribute('theme', 'light')")
     _shot(page, "theme-light-override")
     assert (
@@ -648,3 +654,57 @@ def test_an_element_added_later_mounts_by_itself(page: Page, widget_site: Widget
     page.wait_for_selector("#late[data-state=ready]", state="attached")
     assert late.get_attribute("data-mounted") == ""
     expect(late.locator(".ak-heading")).to_have_text("Late <b>box</b>")
+
+
+# A page that runs its own Pyodide (no loader) mounts the widget with a definition built
+# in Python, as docs/embedding.md shows: its storage key, a legacy key to migrate.
+PYTHON_API_SOURCE = """
+import js
+from agentskit_web.browser.web_storage import open_web_storage
+from agentskit_web.browser.widget import mount
+from agentskit_web.chat import create_ask_adapter, create_ask_session_memory, define_chat
+
+definition = define_chat(
+    id="docs-ask",
+    adapter=create_ask_adapter(endpoint="/api/ask"),
+    memory=create_ask_session_memory(
+        key="mysite:ask:v2", legacy_keys=["mysite:ask"], storage=open_web_storage("local")
+    ),
+)
+await mount(js.document.querySelector("agentskit-ask"), definition)
+"""
+LEGACY_CONVERSATION = [
+    {"role": "user", "content": "What did I ask before?"},
+    {"role": "assistant", "content": "An older answer, kept under the old key."},
+]
+
+
+def test_a_page_with_its_own_python_mounts_a_definition(
+    page: Page, widget_site: WidgetSite, dist: Path
+) -> None:
+    from agentskit_web.bench.harness import harness_html
+
+    html = harness_html(
+        dist, "python api", PYTHON_API_SOURCE, body="<agentskit-ask></agentskit-ask>"
+    )
+    page.route(
+        widget_site.url + "/python-api.html",
+        lambda route: route.fulfill(status=200, content_type="text/html", body=html),
+    )
+    page.goto(widget_site.url + "/")  # the origin, to seed the legacy key
+    page.evaluate(
+        "([key, value]) => localStorage.setItem(key, value)",
+        ["mysite:ask", json.dumps(LEGACY_CONVERSATION)],
+    )
+    page.goto(widget_site.url + "/python-api.html")
+    page.wait_for_selector("html[data-state]", state="attached", timeout=120_000)
+    assert page.get_attribute("html", "data-state") == "ready", page.get_attribute(
+        "html", "data-error"
+    )
+    expect(answers(page).first).to_contain_text("An older answer, kept under the old key.")
+
+    widget_site.scripts["How do I embed it?"] = answer("Add the element to your template.")
+    ask(page, "How do I embed it?")
+    expect(settled(page, 2)).to_contain_text("Add the element to your template.")
+    stored = page.evaluate("() => localStorage.getItem('mysite:ask:v2')")
+    assert stored and "How do I embed it?" in stored, "saved under the definition's key"

@@ -25,6 +25,7 @@ PAGES = [
     "security.md",
     "troubleshooting.md",
     "offline.md",
+    "testing.md",
 ]
 
 

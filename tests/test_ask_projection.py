@@ -11,6 +11,7 @@ from agentskit_web.chat.source_href import safe_source_href
 from agentskit_web.protocol import AssistantContentEncoder, decode_component_frame
 from agentskit_web.protocol.conformance import SUBJECTS
 from agentskit_web.protocol.limits import (
+    ASK_TEXT_DELTA_MAX_CHARS,
     COMPONENT_FALLBACK_SUMMARY_MAX_CHARS,
     PORTABLE_URL_MAX_CHARS,
     SOURCE_LIST_MAX_SOURCES,
@@ -439,3 +440,32 @@ def test_conformance_subject_is_registered() -> None:
     subject = SUBJECTS["project_ask_event"]
     assert subject({"event": {"type": "done"}}) == {"ok": True, "value": {"kind": "done"}}
     assert subject({"event": tool("x", {}), "projectTool": "raises"}) == {"ok": True, "value": None}
+
+
+class _CollidingKey:
+    """A key that hashes like "type" and raises when compared: hostile host data."""
+
+    def __hash__(self) -> int:
+        return hash("type")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no comparing me")
+
+
+def test_a_text_event_with_a_hostile_key_is_inert() -> None:
+    assert project_ask_event({_CollidingKey(): "text", "delta": "x"}) is None
+
+
+@pytest.mark.parametrize(
+    ("delta", "projected"),
+    [
+        ("a" * ASK_TEXT_DELTA_MAX_CHARS, True),
+        ("a" * (ASK_TEXT_DELTA_MAX_CHARS + 1), False),
+        ("\U0001f680" * (ASK_TEXT_DELTA_MAX_CHARS // 2), True),  # two units each, at the limit
+        ("\U0001f680" * (ASK_TEXT_DELTA_MAX_CHARS // 2) + "a", False),
+    ],
+)
+def test_the_text_fast_path_keeps_the_delta_bound(delta: str, projected: bool) -> None:
+    result = project_ask_event({"type": "text", "delta": delta})
+    assert (result == {"kind": "text", "text": delta}) is projected
+    assert (result is None) is not projected

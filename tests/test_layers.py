@@ -34,8 +34,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "bench": frozenset(
         {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench.page"}
     ),
+    "testing": frozenset({"base", "server"}),
     "cli": frozenset(
-        {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench"}
+        {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench", "testing"}
     ),
 }
 PAGE_ONLY = ("js", "pyodide", "pyscript")

@@ -127,14 +127,18 @@ async function download(url, onBytes) {
   }
 }
 
-// Download every file Python needs in parallel (into the HTTP cache, where Pyodide
-// finds them), counting bytes for the progress line, then start Pyodide from them.
+// Download every file Python needs in parallel, counting bytes for the progress line,
+// and start the interpreter at the same moment: its requests for the wasm and the
+// stdlib join ours in the HTTP cache, so the wasm compiles while the wheels are still
+// arriving. The wheels are installed once every download is in (from the cache), so a
+// missing file is reported once, by URL, before Pyodide would try it.
 async function startRuntime(report) {
+  if (fetchedBefore()) return startFromCache(report);
   const files = ASSETS ? ASSETS.files : [];
   const total = files.reduce((sum, file) => sum + file.size, 0);
   let done = 0;
   report({ done, total });
-  await Promise.all(
+  const downloads = Promise.all(
     files.map((file) =>
       download(runtimeURL(file.name), (bytes) => {
         done += bytes;
@@ -142,7 +146,58 @@ async function startRuntime(report) {
       }),
     ),
   );
+  const [fetched, started] = await Promise.allSettled([downloads, startPyodide()]);
+  if (fetched.status === "rejected") throw fetched.reason;
+  if (started.status === "rejected") throw started.reason;
   report({ starting: true });
+  const python = await installPackages(started.value);
+  rememberFetched();
+  return python;
+}
+
+// This browser fetched this runtime whole before (its folder name is a content hash),
+// so every file is in the HTTP cache: reading each body again only to count bytes
+// would slow the boot, and the loader starts Pyodide straight away. If that fails
+// (the cache was cleared and a file is gone), the mark is dropped and Retry takes the
+// full path, which names the file that broke.
+async function startFromCache(report) {
+  report({ starting: true });
+  try {
+    return await installPackages(await startPyodide());
+  } catch (error) {
+    forgetFetched();
+    throw error;
+  }
+}
+
+async function installPackages(pyodide) {
+  await pyodide.loadPackage(ASSETS.packages, { checkIntegrity: true });
+  return pyodide.pyimport("agentskit_web.browser.embed");
+}
+
+const FETCHED_KEY = "agentskit-ask:runtime-fetched";
+
+function fetchedBefore() {
+  try {
+    return Boolean(ASSETS) && localStorage.getItem(FETCHED_KEY) === ASSETS.runtime;
+  } catch {
+    return false; // storage blocked: take the full path
+  }
+}
+
+function rememberFetched() {
+  try {
+    localStorage.setItem(FETCHED_KEY, ASSETS.runtime);
+  } catch {} // storage full or blocked: the next boot counts bytes again, nothing else
+}
+
+function forgetFetched() {
+  try {
+    localStorage.removeItem(FETCHED_KEY);
+  } catch {}
+}
+
+async function startPyodide() {
   let loadPyodide;
   const entry = runtimeURL("pyodide.mjs");
   try {
@@ -150,12 +205,10 @@ async function startRuntime(report) {
   } catch (error) {
     throw new BootError(`Could not load ${entry.href} (${error.message}).`);
   }
-  const pyodide = await loadPyodide({
+  return loadPyodide({
     indexURL: runtimeURL("").href,
     lockFileURL: runtimeURL("pyodide-lock.json").href,
-    packages: ASSETS.packages,
   });
-  return pyodide.pyimport("agentskit_web.browser.embed");
 }
 
 function runtime(report) {

@@ -1,1 +1,1 @@
-"""The only layer touching `js`, `pyodide` or `pyscript`: the page bootstrap (later the widget)."""
+"""The only layer touching `js` or `pyodide`: the loader's entry point, the widget, Web Storage."""

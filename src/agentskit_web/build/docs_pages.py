@@ -42,6 +42,7 @@ NAV_ORDER: Final = (
     "security",
     "offline",
     "troubleshooting",
+    "testing",
 )
 """Reading order of the demo's pages; any other page follows, alphabetically."""
 

@@ -1,8 +1,8 @@
 """`agentskit-web build`: assemble the self-contained static site in `dist/`.
 
 The page must run with no network beyond its own origin, so everything it
-loads is copied in: Pyodide from the npm package `pyodide`, PyScript from
-`@pyscript/core` (both pinned in web/package.json + package-lock.json), the
+loads is copied in: Pyodide from the npm package `pyodide` (pinned in
+web/package.json + package-lock.json), the
 wheels pinned in web/wheels.toml (downloaded once from PyPI into .cache/), the
 project's own wheel (all precompiled to CPython 3.14 bytecode by Pyodide under
 Node, third-party ones sourceless: build/bytecode.py; Pyodide's python_stdlib.zip is

@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | serve-ask | ask | turn | bench`: a thin dispatcher."""
+"""`agentskit-web build | serve | demo | serve-ask | ask | turn | check | bench`: a dispatcher."""
 
 from __future__ import annotations
 
@@ -109,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         return _ask(argv[1:])
     if argv[:1] == ["turn"]:
         return _turn(argv[1:])
+    if argv[:1] == ["check"]:
+        from . import check
+
+        return check.main(argv[1:])
     parser = argparse.ArgumentParser(prog="agentskit-web", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -139,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
     commands.add_parser("ask", help='stream one answer: ask URL "question" (ask --help)')
     commands.add_parser("turn", help='stream one turn: turn URL "question" (turn --help)')
+    commands.add_parser(
+        "check", help="check the Ask widget on a page in Chromium: check URL (check --help)"
+    )
 
     bench = commands.add_parser("bench", help="browser benchmarks (see agentskit_web.bench)")
     bench.add_argument("rest", nargs=argparse.REMAINDER)

@@ -28,7 +28,7 @@ from .limits import (
     ASK_TOOL_NAME_MAX_CHARS,
     JSON_MAX_NESTING,
 )
-from .text_metrics import js_length
+from .text_metrics import js_length, js_length_within
 from .wire_fields import NOT_NULL
 from .wire_json import JSON_INVALID, parse_json
 from .wire_model import StrictWireModel
@@ -113,20 +113,25 @@ def ask_event_or_none(candidate: Any) -> AskEvent | None:
 _TEXT_EVENT_KEYS: Final = frozenset(("type", "delta"))
 
 
-def _text_event_wire(candidate: dict[str, Any]) -> dict[str, Any] | None:
-    """The wire dict of a plain text event, checked by hand; None to ask the model.
+def plain_text_delta(candidate: Any) -> str | None:
+    """The delta of a plain text event dict, checked by hand; None to ask the model.
 
     Most of a stream is text deltas, and building a pydantic model per line then
     dumping it back is most of the decoding time in the page. This accepts exactly
-    what `AskTextEvent` accepts (the two keys, an exact `str` delta within bounds)
-    and leaves every other case, valid or not, to the model.
+    what `AskTextEvent` accepts (a plain dict with the two keys, an exact `str`
+    delta within bounds) and leaves every other case, valid or not, to the model.
+    A dict whose keys are hostile objects may still raise in the key comparison:
+    callers on untrusted input call it inside their `try`.
     """
+    if type(candidate) is not dict:
+        return None
+    kind = candidate.get("type")
+    if type(kind) is not str or kind != "text":
+        return None
     delta = candidate.get("delta")
     if type(delta) is not str or candidate.keys() != _TEXT_EVENT_KEYS:
         return None
-    if js_length(delta) > ASK_TEXT_DELTA_MAX_CHARS:
-        return None
-    return {"type": "text", "delta": delta}
+    return delta if js_length_within(delta, ASK_TEXT_DELTA_MAX_CHARS) else None
 
 
 def ask_event_wire_from_parsed(candidate: Any) -> dict[str, Any] | None:
@@ -135,10 +140,9 @@ def ask_event_wire_from_parsed(candidate: Any) -> dict[str, Any] | None:
     The same answer as `ask_event_or_none(candidate).to_wire()`, with text deltas
     checked without a model (the decoder's hot path).
     """
-    if type(candidate) is dict and candidate.get("type") == "text":
-        wire = _text_event_wire(candidate)
-        if wire is not None:
-            return wire
+    delta = plain_text_delta(candidate)
+    if delta is not None:
+        return {"type": "text", "delta": delta}
     event = ask_event_or_none(candidate)
     return None if event is None else event.to_wire()
 
@@ -151,10 +155,9 @@ def ask_event_wire_or_none(data: Any) -> dict[str, Any] | None:
     plain, acyclic JSON data first) or an event model.
     """
     try:
-        if type(data) is dict and data.get("type") == "text":
-            wire = _text_event_wire(data)  # plain str values: nothing to walk
-            if wire is not None:
-                return wire
+        delta = plain_text_delta(data)  # plain str values: nothing to walk
+        if delta is not None:
+            return {"type": "text", "delta": delta}
         if isinstance(data, AskTextEvent | AskToolEvent | AskDoneEvent | AskErrorEvent):
             return data.to_wire()
         if isinstance(data, str | bytes | bytearray):

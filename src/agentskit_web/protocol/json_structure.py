@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from .text_metrics import js_length
+from .text_metrics import js_length, js_length_within
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ def _scalar_ok(value: Any, limits: StructureLimits) -> bool:
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, str):
-        return limits.max_string_chars is None or js_length(value) <= limits.max_string_chars
+        return limits.max_string_chars is None or js_length_within(value, limits.max_string_chars)
     if isinstance(value, int):
         return abs(value) <= 2**1024 - 1
     if isinstance(value, float):

@@ -30,6 +30,15 @@ def js_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) >> 1
 
 
+def js_length_within(text: str, limit: int) -> bool:
+    """`js_length(text) <= limit`, without measuring when the answer is already known.
+
+    A code point is at most two UTF-16 units, so a string of `limit // 2` code points or
+    fewer always fits: most deltas on the hot path are answered by one `len`.
+    """
+    return len(text) * 2 <= limit or js_length(text) <= limit
+
+
 def code_point_length(text: str) -> int:
     """Length of `text` in code points, as JavaScript's `[...text].length` reports it.
 
@@ -66,7 +75,7 @@ def utf8_length(text: str) -> int:
 
 def js_slice(text: str, max_units: int) -> str:
     """Cut `text` to at most `max_units` UTF-16 code units without splitting a pair."""
-    if js_length(text) <= max_units:
+    if js_length_within(text, max_units):
         return text
     units = 0
     for index, char in enumerate(text):
@@ -89,7 +98,7 @@ def split_text(text: str, limit: int) -> list[str]:
     start = 0
     while start < len(text):
         piece = text[start : start + limit]
-        if js_length(piece) > limit:
+        if not js_length_within(piece, limit):
             piece = js_slice(piece, limit) or piece[:1]
         pieces.append(piece)
         start += len(piece)

@@ -13,7 +13,7 @@ sent back to the service as context.
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from ...protocol.ask_events import ask_event_wire_or_none
+from ...protocol.ask_events import ask_event_wire_or_none, plain_text_delta
 from ...protocol.component import ComponentFrame, decode_component_frame
 from ...protocol.content import decode_assistant_content
 from ...protocol.identifiers import make_safe_id
@@ -155,6 +155,12 @@ def project_ask_event(event: object, project_tool: ProjectTool | None = None) ->
     The event is validated first (an invalid one is inert), so any input is
     safe here; never raises.
     """
+    try:
+        delta = plain_text_delta(event)  # most events: checked and projected in one step
+    except Exception:  # a hostile key object; inert
+        return None
+    if delta is not None:
+        return {"kind": "text", "text": delta} if delta else None
     valid = _as_valid_event(event)
     if valid is None:
         return None

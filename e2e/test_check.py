@@ -1,0 +1,207 @@
+"""`agentskit-web check URL` against the demo and against deliberately broken sites.
+
+Every run is the real command (`python -m agentskit_web.cli check … --json`) in
+a subprocess, with Debian's Chromium, against real loopback servers: the demo
+(`DemoServer`: dist/ and the reference backend on one origin) passes every
+check; broken sites built from the same dist/ fail exactly the checks they
+break; URLs that cannot be checked exit 2 with one line.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.responses import HTMLResponse, PlainTextResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentskit_web.bench.harness import chromium_executable
+from agentskit_web.server.demo_server import DemoConfig, DemoServer
+from agentskit_web.server.static import AppServer, bind_socket, create_static_app
+from e2e_support import ROOT
+
+OFF_ORIGIN = "http://127.0.0.2:9/pixel.png"
+NO_WASM_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'"
+
+
+def check(url: str, *extra: str) -> tuple[int, dict[str, Any] | None, str]:
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentskit_web.cli",
+            "check",
+            url,
+            "--json",
+            "--chromium",
+            chromium_executable(),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    report = json.loads(run.stdout) if run.stdout.strip().startswith("{") else None
+    return run.returncode, report, run.stderr
+
+
+def verdicts(report: dict[str, Any] | None) -> dict[str, bool]:
+    assert report is not None
+    return {c["name"]: c["ok"] for c in report["checks"]}
+
+
+def detail(report: dict[str, Any] | None, name: str) -> str:
+    assert report is not None
+    return next(str(c["detail"]) for c in report["checks"] if c["name"] == name)
+
+
+class Broken:
+    """dist/ served with one or more faults (an ASGI wrapper around the product's static app)."""
+
+    def __init__(
+        self,
+        dist: Path,
+        *,
+        wasm_type: str | None = None,
+        missing: str | None = None,
+        csp: str | None = None,
+        off_origin_image: bool = False,
+    ) -> None:
+        self.app: ASGIApp = create_static_app(dist)  # no Ask route: POST /api/ask is refused
+        self.dist = dist
+        self.wasm_type = wasm_type
+        self.missing = missing
+        self.csp = csp
+        self.off_origin_image = off_origin_image
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        if path == "/plain.html":
+            page = "<!doctype html><html><body><p>No widget here.</p></body></html>"
+            await HTMLResponse(page)(scope, receive, send)
+            return
+        if self.missing and path.endswith(self.missing):
+            await PlainTextResponse("gone", status_code=404)(scope, receive, send)
+            return
+        if path == "/" and self.off_origin_image:
+            html = (self.dist / "index.html").read_text(encoding="utf-8")
+            html = html.replace("</body>", f'<img alt="" src="{OFF_ORIGIN}"></body>')
+            await HTMLResponse(html)(scope, receive, send)
+            return
+
+        async def patched(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message["headers"]]
+                if self.wasm_type and path.endswith(".wasm"):
+                    headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+                    headers.append((b"content-type", self.wasm_type.encode()))
+                if self.csp and (path == "/" or path.endswith(".html")):
+                    headers.append((b"content-security-policy", self.csp.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, patched)
+
+
+@pytest.fixture
+def serve(dist: Path) -> Iterator[Any]:
+    running: list[AppServer] = []
+
+    def start(**faults: Any) -> str:
+        server = AppServer(Broken(dist, **faults)).start()
+        running.append(server)
+        return server.url + "/"
+
+    yield start
+    for server in running:
+        server.stop()
+
+
+def test_the_demo_passes_every_check(dist: Path) -> None:
+    config = DemoConfig(dist=dist, site=ROOT / "docs" / "site.json", docs=ROOT / "docs")
+    with DemoServer(config) as demo:
+        status, report, stderr = check(
+            demo.url + "/", "--question", "How do I configure rate limiting?"
+        )
+    assert status == 0, (stderr, report)
+    assert verdicts(report) == dict.fromkeys(
+        ["loader", "runtime", "types", "csp", "boot", "answer", "sources", "origin", "console"],
+        True,
+    )
+    runtime = detail(report, "runtime")
+    assert "br" in runtime or "gzip" in runtime
+    # Every file the built loader declares (assets.json: stylesheet, runtime files, pyodide.mjs).
+    manifest = json.loads((dist / "agentskit" / "assets.json").read_text(encoding="utf-8"))
+    declared = len(manifest["files"]) + 2
+    assert f"({declared} declared by the loader in /agentskit/{manifest['runtime']})" in runtime
+    assert "from the backend" in detail(report, "answer")
+    assert report is not None and report["ok"] is True
+
+
+def test_a_wrong_wasm_type_is_named(serve: Any) -> None:
+    status, report, stderr = check(
+        serve(wasm_type="application/octet-stream"), "--boot-timeout", "120"
+    )
+    assert status == 1, (stderr, report)
+    found = verdicts(report)
+    assert found["types"] is False
+    assert ".wasm is application/octet-stream" in detail(report, "types")
+    assert found["loader"] is True and found["boot"] is False
+
+
+def test_a_refusing_backend_and_an_off_origin_request(serve: Any) -> None:
+    url = serve(off_origin_image=True)
+    status, report, stderr = check(url, "--question", "How do I configure rate limiting?")
+    assert status == 1, (stderr, report)
+    found = verdicts(report)
+    assert found["boot"] is True and found["types"] is True
+    assert found["origin"] is False and OFF_ORIGIN in detail(report, "origin")
+    assert found["answer"] is False
+    assert "refused: HTTP 405" in detail(report, "answer")
+
+
+def test_a_csp_without_wasm_unsafe_eval_is_named(serve: Any) -> None:
+    status, report, _ = check(serve(csp=NO_WASM_CSP), "--boot-timeout", "120")
+    assert status == 1
+    found = verdicts(report)
+    assert found["csp"] is False and found["boot"] is False
+    assert "script-src" in detail(report, "csp")
+    assert "wasm-eval" in detail(report, "csp")  # the browser's report
+    assert "script-src 'self' lacks 'wasm-unsafe-eval'" in detail(report, "csp")  # read first
+
+
+def test_a_missing_runtime_file_fails_runtime_and_boot(serve: Any) -> None:
+    status, report, _ = check(serve(missing="pyodide.asm.wasm"), "--boot-timeout", "120")
+    assert status == 1
+    found = verdicts(report)
+    assert found["runtime"] is False and "pyodide.asm.wasm" in detail(report, "runtime")
+    assert found["boot"] is False
+    assert found["answer"] is False and "did not boot" in detail(report, "answer")
+
+
+def test_urls_that_cannot_be_checked_exit_2_with_one_line(serve: Any, dist: Path) -> None:
+    closed = bind_socket("127.0.0.1", 0)
+    port = closed.getsockname()[1]
+    closed.close()
+    base = serve()
+    plain = sorted(dist.glob("agentskit/assets.json"))[0].relative_to(dist).as_posix()
+    cases = {
+        f"http://127.0.0.1:{port}/": "does not answer",
+        base + plain: "is not HTML",
+        base + "no-such-page.html": "answered HTTP 404",
+        base + "plain.html": "has no <agentskit-ask> element",
+        "ftp://example.invalid/": "not an http(s) URL",
+    }
+    for url, reason in cases.items():
+        status, report, stderr = check(url)
+        assert status == 2 and report is None, (url, stderr)
+        assert reason in stderr and stderr.count("\n") == 1, stderr

@@ -1,0 +1,537 @@
+"""`agentskit-web check URL`: does the Ask widget on this page work, as a reader would see it?
+
+It fetches the page, then opens it in Chromium (Debian's, or `--chromium`),
+reaches for `<agentskit-ask>` as a reader does (a click into the box, or on
+the launcher button: the loader's intent) and reports, as a table or `--json`:
+
+- loader: the `agentskit-ask.js` script is reachable (size sent, compression);
+- runtime: every file the built loader declares (its assets manifest: the stylesheet and
+  the `runtime.<hash>/` folder's files) and every file the page loaded while booting
+  answered 2xx (sizes, and the compression sent: the `.br`/`.gz` copies beside each file);
+- types: `.wasm` is `application/wasm`, `.mjs`/`.js` are JavaScript;
+- csp: no Content-Security-Policy directive blocked the widget (names the directive);
+- boot: the widget reached `data-state=ready` after intent, and how long it took;
+- answer: one question (`--question`) got an answer; a backend that is unreachable or
+  refuses is said plainly;
+- sources: every source link of that answer is on the page's origin;
+- origin: no request left the page's origin (they are aborted, nothing leaves);
+- console: no console errors or uncaught page errors.
+
+Exit status: 0 when every check passes, 1 when one fails, 2 (one line on
+stderr) when the URL does not answer, is not HTML, or has no `<agentskit-ask>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+DEFAULT_QUESTION = "What is this site about?"
+BOOT_TIMEOUT_S = 240.0
+ANSWER_TIMEOUT_S = 90.0
+FETCH_TIMEOUT_S = 20.0
+JS_TYPES = ("text/javascript", "application/javascript", "application/x-javascript")
+RUNTIME_SUFFIXES = (".wasm", ".mjs", ".js", ".whl", ".zip", ".json", ".tar", ".css", ".data")
+CSP_DIRECTIVE = re.compile(r'Content Security Policy directive:? "([^"]+)"')
+IN_PAGE_SCHEMES = frozenset({"data", "blob", "about"})
+MANIFEST_JS = """() => {
+  const kit = globalThis.agentskitAsk;
+  return kit === undefined ? {loaded: false, assets: null} : {loaded: true, assets: kit.assets};
+}"""
+CSP_LISTENER = """
+window.__agentskitCsp = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__agentskitCsp.push(`directive ${e.effectiveDirective} (${e.originalPolicy}) ` +
+    `refused ${e.blockedURI || 'inline'}`);
+});
+"""
+
+
+class CheckUsageError(Exception):
+    """The URL cannot be checked at all (exit 2 with this one-line reason)."""
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FileReport:
+    url: str
+    status: int | None
+    content_type: str
+    encoding: str
+    bytes_sent: int
+    error: str | None = None
+
+
+class _EmbedScan(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.has_widget = False
+        self.endpoint: str | None = None
+        self.scripts: list[str] = []
+        self.policies: list[str] = []  # Content-Security-Policy: the header's and <meta>'s
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        equiv = (values.get("http-equiv") or "").strip().lower()
+        if tag == "meta" and equiv == "content-security-policy" and values.get("content"):
+            self.policies.append(str(values["content"]))
+        if tag == "agentskit-ask":
+            self.has_widget = True
+            self.endpoint = self.endpoint or values.get("endpoint")
+        elif tag == "script" and values.get("src"):
+            self.scripts.append(str(values["src"]))
+
+
+def _directives(policy: str) -> dict[str, list[str]]:
+    """One policy's directives (the first of a repeated name wins, as in browsers)."""
+    found: dict[str, list[str]] = {}
+    for part in policy.split(";"):
+        words = part.split()
+        if words:
+            found.setdefault(words[0].lower(), [w.lower() for w in words[1:]])
+    return found
+
+
+def csp_blockers(policies: list[str]) -> list[str]:
+    """What in the page's policies stops the loader, read before any browser runs.
+
+    The loader starts Pyodide itself, and Pyodide compiles WebAssembly, which
+    needs 'wasm-unsafe-eval' (or the wider 'unsafe-eval') in script-src, or in
+    default-src when there is no script-src: without it the boot hangs rather than
+    fails. Every policy applies (a header and a <meta> both must allow it). Where
+    scripts may come from (nonces, 'strict-dynamic', hosts) is left to the browser:
+    its violation reports name the directive.
+    """
+    blockers: list[str] = []
+    for policy in policies:
+        directives = _directives(policy)
+        name = "script-src" if "script-src" in directives else "default-src"
+        sources = directives.get(name)
+        if sources is None:
+            continue
+        if not {"'wasm-unsafe-eval'", "'unsafe-eval'"} & set(sources):
+            listed = " ".join(sources) or "(empty)"
+            blockers.append(
+                f"{name} {listed} lacks 'wasm-unsafe-eval' (Pyodide compiles WebAssembly)"
+            )
+    return blockers
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _fetch_file(client: Any, url: str) -> FileReport:
+    """GET as a browser would (brotli/gzip accepted); the bytes actually sent."""
+    import httpx
+
+    try:
+        with client.stream("GET", url, headers={"Accept-Encoding": "br, gzip"}) as response:
+            for _ in response.iter_raw():
+                pass
+            return FileReport(
+                url=url,
+                status=response.status_code,
+                content_type=response.headers.get("content-type", ""),
+                encoding=response.headers.get("content-encoding", "identity"),
+                bytes_sent=response.num_bytes_downloaded,
+            )
+    except httpx.HTTPError as error:
+        return FileReport(url, None, "", "", 0, error=f"{type(error).__name__}: {error}")
+
+
+def inspect_page(url: str) -> _EmbedScan:
+    """Fetch the page itself; CheckUsageError when it cannot be checked."""
+    import httpx
+
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise CheckUsageError(f"{url} is not an http(s) URL")
+    try:
+        response = httpx.get(url, timeout=FETCH_TIMEOUT_S, follow_redirects=True)
+    except httpx.HTTPError as error:
+        reason = str(error) or type(error).__name__
+        raise CheckUsageError(f"{url} does not answer: {reason}") from None
+    if response.status_code >= 400:
+        raise CheckUsageError(f"{url} answered HTTP {response.status_code}")
+    kind = response.headers.get("content-type", "")
+    if "html" not in kind.lower():
+        raise CheckUsageError(f"{url} is not HTML (Content-Type: {kind or 'none'})")
+    scan = _EmbedScan()
+    scan.policies.extend(response.headers.get_list("content-security-policy"))
+    scan.feed(response.text)
+    if not scan.has_widget:
+        raise CheckUsageError(f"{url} has no <agentskit-ask> element")
+    return scan
+
+
+def _size(count: int) -> str:
+    return f"{count / 1024:.1f} kB" if count < 1024 * 1024 else f"{count / 1048576:.2f} MB"
+
+
+def _type_ok(path: str, kind: str) -> bool:
+    kind = kind.split(";")[0].strip().lower()
+    if path.endswith(".wasm"):
+        return kind == "application/wasm"
+    if path.endswith((".mjs", ".js")):
+        return kind in JS_TYPES
+    return True
+
+
+def declared_files(loader_url: str, manifest: Any) -> tuple[list[str], str | None]:
+    """The URLs the built loader will fetch (from its ASSETS manifest), or why there are none.
+
+    The manifest comes from the page, so its shape is checked rather than trusted.
+    """
+    if not isinstance(manifest, dict) or not manifest.get("loaded"):
+        return [], "the loader did not run (no globalThis.agentskitAsk on the page)"
+    assets = manifest.get("assets")
+    if assets is None:
+        return [], "the loader was not built (no assets manifest: run `agentskit-web assets`)"
+    files = assets.get("files") if isinstance(assets, dict) else None
+    runtime = assets.get("runtime") if isinstance(assets, dict) else None
+    names = [f.get("name") for f in files] if isinstance(files, list) else []
+    if not isinstance(runtime, str) or not names or not all(isinstance(n, str) for n in names):
+        return [], "the loader's assets manifest is malformed"
+    base = urljoin(loader_url, ".")
+    folder = urljoin(base, runtime)
+    urls = [urljoin(folder, str(name)) for name in names]
+    urls.append(urljoin(folder, "pyodide.mjs"))  # the loader imports it to start Pyodide
+    stylesheet = assets.get("stylesheet")
+    if isinstance(stylesheet, str):
+        urls.insert(0, urljoin(base, stylesheet))
+    return list(dict.fromkeys(urls)), None
+
+
+def _note(seen: dict[str, Any], key: str, value: Any) -> None:
+    seen.setdefault(key, value)
+
+
+def run_checks(
+    url: str, question: str, chromium: str | None, boot_timeout_s: float = BOOT_TIMEOUT_S
+) -> list[Check]:
+    import httpx
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import sync_playwright
+
+    from ..bench.harness import CHROMIUM_FLAGS, chromium_executable
+    from ..testing.widget import reach_for
+
+    scan = inspect_page(url)
+    origin = origin_of(url)
+    checks: list[Check] = []
+    requested: list[str] = []
+    failed: dict[str, str] = {}
+    statuses: dict[str, int] = {}
+    off_origin: list[str] = []
+    console: list[str] = []
+    ask_path = urlsplit(urljoin(url, scan.endpoint or "/api/ask")).path
+
+    def route(route: Any) -> None:
+        target = route.request.url
+        scheme = urlsplit(target).scheme
+        if scheme in IN_PAGE_SCHEMES or origin_of(target) == origin:
+            route.fallback()
+        else:
+            off_origin.append(target)
+            route.abort()
+
+    loader_srcs = [urljoin(url, s) for s in scan.scripts if "agentskit-ask" in s]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium or chromium_executable(), args=list(CHROMIUM_FLAGS)
+        )
+        try:
+            context = browser.new_context()
+            context.route("**/*", route)
+            page = context.new_page()
+            page.add_init_script(CSP_LISTENER)
+            page.on("request", lambda r: requested.append(r.url))
+            page.on("requestfailed", lambda r: _note(failed, r.url, r.failure or "failed"))
+            page.on("response", lambda r: _note(statuses, r.url, r.status))
+            page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: console.append(f"page error: {e}"))
+            page.goto(url, wait_until="load")
+            manifest = page.evaluate(MANIFEST_JS)
+            host = page.locator("agentskit-ask").first
+            host.wait_for(state="attached", timeout=30_000)
+            page.wait_for_selector("agentskit-ask[data-state]", state="attached", timeout=30_000)
+            started = time.monotonic()
+            reach_for(page)  # a click into the box (or on the launcher): the loader's intent
+            state = None
+            try:
+                page.wait_for_selector(
+                    "agentskit-ask[data-state=ready], agentskit-ask[data-state=error]",
+                    state="attached",
+                    timeout=boot_timeout_s * 1000,
+                )
+                state = host.get_attribute("data-state")
+            except PlaywrightError:
+                state = host.get_attribute("data-state")
+            boot_seconds = time.monotonic() - started
+            error_text = None
+            if state != "ready":
+                node = page.locator("agentskit-ask .ak-error-message")
+                error_text = (node.first.text_content() or "").strip() if node.count() else None
+            violations = [str(v) for v in page.evaluate("() => window.__agentskitCsp || []")]
+            answer = _ask(page, question, state == "ready", statuses, failed, ask_path)
+        finally:
+            browser.close()
+
+    same_origin = [u for u in dict.fromkeys(requested) if origin_of(u) == origin]
+    declared, unbuilt = declared_files(loader_srcs[0], manifest) if loader_srcs else ([], None)
+    observed = [u for u in same_origin if urlsplit(u).path.endswith(RUNTIME_SUFFIXES)]
+    runtime_urls = list(dict.fromkeys([*declared, *observed]))
+    with httpx.Client(timeout=FETCH_TIMEOUT_S) as client:
+        loaders = [_fetch_file(client, u) for u in loader_srcs]
+        files = [_fetch_file(client, u) for u in runtime_urls if u not in loader_srcs]
+
+    # loader
+    if not loaders:
+        checks.append(Check("loader", False, "no <script src=…agentskit-ask…> on the page"))
+    else:
+        loader = loaders[0]
+        ok = loader.status is not None and loader.status < 400 and loader.url not in failed
+        detail = (
+            f"{urlsplit(loader.url).path}: HTTP {loader.status}, {_size(loader.bytes_sent)} "
+            f"sent ({loader.encoding})"
+            if loader.status is not None
+            else f"{loader.url}: {loader.error}"
+        )
+        checks.append(Check("loader", ok, detail, asdict(loader)))
+
+    # runtime files
+    broken = [
+        f"{urlsplit(u).path} ({failed.get(u) or f'HTTP {statuses.get(u)}'})"
+        for u in runtime_urls
+        if (u in failed and "ERR_ABORTED" not in failed[u]) or statuses.get(u, 200) >= 400
+    ]
+    broken += [
+        f"{urlsplit(f.url).path} (HTTP {f.status})"
+        for f in files
+        if (f.status or 500) >= 400 and f.url not in failed and statuses.get(f.url, 200) < 400
+    ]
+    total = sum(f.bytes_sent for f in files)
+    encodings = sorted({f.encoding for f in files if f.status and f.status < 400})
+    # The last declared file is pyodide.mjs, in the runtime.<hash>/ folder.
+    folder = urlsplit(declared[-1]).path.rsplit("/", 1)[0] + "/" if declared else None
+    where = f" in {folder}" if folder else ""
+    detail = (
+        f"missing or failing: {', '.join(broken)}"
+        if broken
+        else unbuilt
+        if unbuilt
+        else f"{len(files)} files ({len(declared)} declared by the loader{where}), "
+        f"{_size(total)} sent ({', '.join(encodings) or 'none'})"
+    )
+    checks.append(
+        Check(
+            "runtime",
+            not broken and not unbuilt and bool(files),
+            detail,
+            {"files": [asdict(f) for f in files], "declared": declared},
+        )
+    )
+
+    # content types
+    typed = [f for f in [*loaders, *files] if urlsplit(f.url).path.endswith((".wasm", ".mjs"))]
+    wrong = [
+        f"{urlsplit(f.url).path} is {f.content_type or 'untyped'}"
+        for f in typed
+        if f.status and f.status < 400 and not _type_ok(urlsplit(f.url).path, f.content_type)
+    ]
+    checks.append(
+        Check(
+            "types",
+            not wrong and bool(typed),
+            "; ".join(wrong)
+            if wrong
+            else f"{len(typed)} .wasm/.mjs files correctly typed"
+            if typed
+            else "no .wasm or .mjs file was loaded",
+        )
+    )
+
+    # CSP
+    blocked = {m.group(1) for text in console if (m := CSP_DIRECTIVE.search(text))}
+    blocked.update(violations)
+    blocked.update(csp_blockers(scan.policies))
+    if error_text and "Content-Security-Policy" in error_text:
+        blocked.add(error_text)
+    checks.append(
+        Check(
+            "csp",
+            not blocked,
+            f"blocked: {'; '.join(sorted(blocked))}" if blocked else "nothing blocked",
+            {"blocked": sorted(blocked)},
+        )
+    )
+
+    # boot
+    boot_ok = state == "ready"
+    checks.append(
+        Check(
+            "boot",
+            boot_ok,
+            f"ready {boot_seconds:.1f} s after intent"
+            if boot_ok
+            else f"state {state!r} after {boot_seconds:.1f} s: {error_text or 'no message'}",
+            {"seconds": round(boot_seconds, 3), "state": state},
+        )
+    )
+
+    # answer and sources
+    checks.append(Check("answer", answer["ok"], answer["detail"], answer["data"]))
+    hrefs: list[str] = answer["data"].get("sources", [])
+    foreign = [h for h in hrefs if origin_of(h) != origin]
+    checks.append(
+        Check(
+            "sources",
+            not foreign,
+            f"off-origin links: {', '.join(foreign)}"
+            if foreign
+            else f"{len(hrefs)} source links on this origin",
+            {"hrefs": hrefs},
+        )
+    )
+
+    # origin and console
+    leaving = list(dict.fromkeys(off_origin))
+    checks.append(
+        Check(
+            "origin",
+            not leaving,
+            f"requests to other origins: {', '.join(leaving)}" if leaving else "no request left",
+            {"urls": leaving},
+        )
+    )
+    checks.append(
+        Check(
+            "console",
+            not console,
+            f"{len(console)} errors: {console[0]}" if console else "no console errors",
+            {"errors": console},
+        )
+    )
+    return checks
+
+
+def _ask(
+    page: Any,
+    question: str,
+    ready: bool,
+    statuses: dict[str, int],
+    failed: dict[str, str],
+    ask_path: str,
+) -> dict[str, Any]:
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import expect
+
+    if not ready:
+        return {"ok": False, "detail": "not asked: the widget did not boot", "data": {}}
+    posts: list[Any] = []
+    page.on(
+        "request",
+        lambda r: (
+            posts.append(r) if r.method == "POST" and urlsplit(r.url).path == ask_path else None
+        ),
+    )
+    field_ = page.locator("agentskit-ask .ak-input")
+    field_.fill(question)
+    field_.press("Enter")
+    last = page.locator("agentskit-ask .ak-assistant").last
+    try:
+        last.wait_for(state="attached", timeout=30_000)
+        expect(last).to_have_attribute(
+            "data-status", re.compile(r"^(complete|error)$"), timeout=ANSWER_TIMEOUT_S * 1000
+        )
+    except (PlaywrightError, AssertionError):
+        return {"ok": False, "detail": f"no answer within {ANSWER_TIMEOUT_S:.0f} s", "data": {}}
+    status = last.get_attribute("data-status")
+    text = (last.locator(".ak-body").first.text_content() or "").strip()
+    sources = last.locator(".ak-source-link").evaluate_all("(ns) => ns.map((n) => n.href)")
+    data: dict[str, Any] = {"status": status, "chars": len(text), "sources": sources}
+    request = posts[-1].url if posts else None
+    # A stream the page cancels after `done` fails with ERR_ABORTED: unreachable means no response.
+    if request is not None and request in failed and request not in statuses:
+        return {
+            "ok": False,
+            "detail": f"the Ask backend {ask_path} is unreachable ({failed[request]})",
+            "data": data,
+        }
+    if request is not None and statuses.get(request, 200) >= 400:
+        return {
+            "ok": False,
+            "detail": f"the Ask backend {ask_path} refused: HTTP {statuses[request]}",
+            "data": data,
+        }
+    if status != "complete":
+        errors = last.locator(".ak-message-error-text")
+        message = (errors.first.text_content() or "").strip() if errors.count() else "error"
+        return {"ok": False, "detail": f"the answer failed: {message}", "data": data}
+    where = "from the backend" if request is not None else "locally (no request)"
+    return {"ok": True, "detail": f"{len(text)} characters {where}", "data": data}
+
+
+def format_table(url: str, checks: list[Check]) -> str:
+    width = max(len(c.name) for c in checks)
+    lines = [f"agentskit-web check {url}"]
+    for check in checks:
+        mark = "ok  " if check.ok else "FAIL"
+        lines.append(f"  {mark}  {check.name.ljust(width)}  {check.detail}")
+    failed = [c.name for c in checks if not c.ok]
+    lines.append("all checks passed" if not failed else f"failed: {', '.join(failed)}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="agentskit-web check", description="Check the Ask widget on a page in Chromium."
+    )
+    parser.add_argument("url", metavar="URL")
+    parser.add_argument("--question", default=DEFAULT_QUESTION, help="the question to ask")
+    parser.add_argument("--json", action="store_true", help="print JSON (for CI)")
+    parser.add_argument(
+        "--chromium", default=None, help="Chromium executable (default: $AGENTSKIT_CHROMIUM)"
+    )
+    parser.add_argument(
+        "--boot-timeout", type=float, default=BOOT_TIMEOUT_S, help="seconds to wait for ready"
+    )
+    args = parser.parse_args(argv)
+    if not args.question.strip():
+        print("agentskit-web check: --question must not be empty", file=sys.stderr)
+        return 2
+    try:
+        checks = run_checks(args.url, args.question, args.chromium, args.boot_timeout)
+    except CheckUsageError as error:
+        print(f"agentskit-web check: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "url": args.url,
+                    "ok": all(c.ok for c in checks),
+                    "checks": [asdict(c) for c in checks],
+                },
+                indent=1,
+            )
+        )
+    else:
+        print(format_table(args.url, checks))
+    return 0 if all(c.ok for c in checks) else 1

@@ -1,0 +1,198 @@
+"""pytest plugin for sites that embed `<agentskit-ask>` (`pip install agentskit-web[testing]`).
+
+Registered through the `pytest11` entry point, so installing the extra is all a
+project does. Fixtures:
+
+- `ask_server`: a scripted Ask backend on 127.0.0.1 (`AskServer`), serving the
+  site named by the `agentskit_site` fixture (override it in your conftest, or
+  pass `--agentskit-site DIR`) on the same origin;
+- `ask_widget`: a page object (`AskWidget`) for the `<agentskit-ask>` on
+  pytest-playwright's `page`;
+- `same_origin_only`: fails the test on any request that leaves the page's
+  origin (and aborts it, so nothing leaves the machine).
+
+A system Chromium is used when `--agentskit-chromium PATH` or the
+`AGENTSKIT_CHROMIUM` environment variable names one; otherwise Playwright's own
+browser is launched as pytest-playwright would.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import pytest
+
+if TYPE_CHECKING:
+    from .scripted_server import AskServer
+    from .widget import AskWidget
+
+# The entry point loads this module in every pytest run of an environment that has the
+# package, extras or not: the server side (starlette, uvicorn) is imported on first use only.
+# No submodule is named like a fixture: importing it would replace the fixture function on
+# this package (an `ask_server` submodule did, when a conftest imported it before collection).
+_LAZY = {
+    "AskServer": "scripted_server",
+    "RecordedRequest": "scripted_server",
+    "Script": "scripted_server",
+    "ScriptError": "scripted_server",
+    "Source": "scripted_server",
+    "event_line": "scripted_server",
+    "preset_names": "presets",
+    "AskWidget": "widget",
+    "Message": "widget",
+    "SourceLink": "widget",
+    "WidgetBootError": "widget",
+    "WidgetUsageError": "widget",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = [
+    "AskServer",
+    "AskWidget",
+    "Message",
+    "OriginGuard",
+    "RecordedRequest",
+    "Script",
+    "ScriptError",
+    "Source",
+    "SourceLink",
+    "WidgetBootError",
+    "WidgetUsageError",
+    "event_line",
+    "preset_names",
+]
+
+CHROMIUM_ENV = "AGENTSKIT_CHROMIUM"
+IN_PAGE_SCHEMES = frozenset({"data", "blob", "about"})
+SYSTEM_CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentskit", "agentskit-web testing")
+    group.addoption(
+        "--agentskit-chromium",
+        default=None,
+        metavar="PATH",
+        help=f"launch this Chromium executable (default: ${CHROMIUM_ENV}, else Playwright's)",
+    )
+    group.addoption(
+        "--agentskit-site",
+        default=None,
+        metavar="DIR",
+        help="built site that ask_server serves beside its Ask endpoint",
+    )
+
+
+def chromium_path(config: pytest.Config) -> str | None:
+    """The system Chromium to launch: the option, then the environment variable."""
+    value = config.getoption("--agentskit-chromium") or os.environ.get(CHROMIUM_ENV)
+    if not value:
+        return None
+    if not Path(value).is_file():
+        raise pytest.UsageError(
+            f"agentskit: Chromium executable {value!r} does not exist: pass "
+            f"--agentskit-chromium PATH or set {CHROMIUM_ENV} to an installed chromium "
+            "(e.g. /usr/bin/chromium), or unset it to use Playwright's browser"
+        )
+    return value
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest
+) -> Generator[None, Any, Any]:
+    """Add the system Chromium to pytest-playwright's `browser_type_launch_args`."""
+    result = yield
+    if fixturedef.argname == "browser_type_launch_args" and isinstance(result, dict):
+        path = chromium_path(request.config)
+        if path is not None and "executable_path" not in result:
+            result["executable_path"] = path
+            result["args"] = [*result.get("args", []), *SYSTEM_CHROMIUM_ARGS]
+    return result
+
+
+# -- fixtures --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def agentskit_site(pytestconfig: pytest.Config) -> Path | None:
+    """The built site ask_server serves (None: the Ask endpoint alone). Override freely."""
+    value = pytestconfig.getoption("--agentskit-site")
+    if value is None:
+        return None
+    site = Path(value).resolve()
+    if not (site / "index.html").is_file():
+        raise pytest.UsageError(
+            f"agentskit: --agentskit-site {site} has no index.html: build the site first "
+            "(`mkdocs build` writes site/, Sphinx writes _build/html/) and pass that folder"
+        )
+    return site
+
+
+@pytest.fixture
+def ask_server(agentskit_site: Path | None) -> Iterator[AskServer]:
+    """A scripted Ask backend (and the site, if any) on one loopback origin."""
+    from .scripted_server import AskServer
+
+    server = AskServer(site=agentskit_site).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def ask_widget(page: Any) -> AskWidget:
+    """The `<agentskit-ask>` on `page`: goto your page, then `ask_widget.open()`."""
+    from .widget import AskWidget
+
+    return AskWidget(page)
+
+
+class OriginGuard:
+    """Records (and aborts) requests leaving the origin of the page's first navigation."""
+
+    def __init__(self) -> None:
+        self.origin: str | None = None
+        self.off_origin: list[str] = []
+
+    def allowed(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme in IN_PAGE_SCHEMES:
+            return True
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if self.origin is None:
+            self.origin = origin  # the first request is the page itself
+            return True
+        return origin == self.origin
+
+    def route(self, route: Any) -> None:
+        if self.allowed(route.request.url):
+            route.fallback()
+        else:
+            self.off_origin.append(route.request.url)
+            route.abort()
+
+
+@pytest.fixture
+def same_origin_only(page: Any) -> Iterator[OriginGuard]:
+    """Fail the test if the page requests anything from another origin."""
+    guard = OriginGuard()
+    page.context.route("**/*", guard.route)
+    yield guard
+    if guard.off_origin:
+        pytest.fail(
+            f"requests left the page's origin {guard.origin}: {guard.off_origin}", pytrace=False
+        )

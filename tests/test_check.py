@@ -1,0 +1,157 @@
+"""`agentskit-web check` without a browser: the CSP reading, the loader's manifest, and the
+URLs it refuses with one line and exit 2 (real loopback servers, no Chromium involved)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from agentskit_web.cli import check
+from agentskit_web.server.static import AppServer, bind_socket
+
+WIDGET_PAGE = (
+    "<!doctype html><html><head>"
+    "<meta http-equiv='Content-Security-Policy' content=\"script-src 'self'\">"
+    "<script type=module src='/agentskit/agentskit-ask.js'></script></head>"
+    "<body><agentskit-ask endpoint='/ask'></agentskit-ask></body></html>"
+)
+
+
+def test_a_policy_without_wasm_unsafe_eval_is_named_with_its_directive() -> None:
+    assert check.csp_blockers(["default-src 'self'; script-src 'self'"]) == [
+        "script-src 'self' lacks 'wasm-unsafe-eval' (Pyodide compiles WebAssembly)"
+    ]
+    # No script-src: default-src governs scripts.
+    assert check.csp_blockers(["default-src 'self'; img-src *"]) == [
+        "default-src 'self' lacks 'wasm-unsafe-eval' (Pyodide compiles WebAssembly)"
+    ]
+    # Each policy applies on its own: the header allows it, the <meta> does not.
+    both = ["script-src 'self' 'wasm-unsafe-eval'", "script-src 'self'"]
+    assert len(check.csp_blockers(both)) == 1
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'",
+        "script-src 'self' 'WASM-UNSAFE-EVAL'",
+        "default-src 'self' 'unsafe-eval'",
+        "img-src 'self'; style-src 'self'",  # nothing about scripts: not ours to judge
+        "",
+    ],
+)
+def test_policies_that_let_pyodide_compile_are_not_blockers(policy: str) -> None:
+    assert check.csp_blockers([policy]) == []
+
+
+def test_the_first_of_a_repeated_directive_wins() -> None:
+    policy = "script-src 'self'; script-src 'self' 'wasm-unsafe-eval'"
+    assert check.csp_blockers([policy]) != []
+
+
+def test_the_declared_files_are_resolved_against_the_loader() -> None:
+    manifest = {
+        "loaded": True,
+        "assets": {
+            "runtime": "runtime.0123456789abcdef/",
+            "stylesheet": "agentskit-ask.fedcba9876543210.css",
+            "files": [{"name": "pyodide.asm.wasm", "size": 1}, {"name": "a.whl", "size": 2}],
+        },
+    }
+    urls, why = check.declared_files("http://h:1/docs/agentskit/agentskit-ask.js", manifest)
+    assert why is None
+    folder = "http://h:1/docs/agentskit/runtime.0123456789abcdef/"
+    assert urls == [
+        "http://h:1/docs/agentskit/agentskit-ask.fedcba9876543210.css",
+        folder + "pyodide.asm.wasm",
+        folder + "a.whl",
+        folder + "pyodide.mjs",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "reason"),
+    [
+        ({"loaded": False, "assets": None}, "the loader did not run"),
+        ({"loaded": True, "assets": None}, "the loader was not built"),
+        ({"loaded": True, "assets": {"runtime": 3, "files": []}}, "malformed"),
+        ({"loaded": True, "assets": {"runtime": "r/", "files": [{"name": None}]}}, "malformed"),
+        ({"loaded": True, "assets": ["not", "a", "dict"]}, "malformed"),
+        ("nonsense", "the loader did not run"),
+    ],
+)
+def test_a_missing_or_malformed_manifest_is_a_reason_not_a_crash(
+    manifest: object, reason: str
+) -> None:
+    urls, why = check.declared_files("http://h:1/agentskit-ask.js", manifest)
+    assert urls == [] and why is not None and reason in why
+
+
+def _app() -> Starlette:
+    async def widget(request: Request) -> Response:
+        headers = {"Content-Security-Policy": "default-src 'self'"}
+        return HTMLResponse(WIDGET_PAGE, headers=headers)
+
+    async def plain(request: Request) -> Response:
+        return HTMLResponse("<!doctype html><p>No widget here.</p>")
+
+    async def data(request: Request) -> Response:
+        return JSONResponse({"not": "html"})
+
+    async def gone(request: Request) -> Response:
+        return Response("gone", status_code=410)
+
+    routes = [("/", widget), ("/plain", plain), ("/data", data), ("/gone", gone)]
+    return Starlette(routes=[Route(path, handler) for path, handler in routes])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[AppServer]:
+    with AppServer(_app()) as running:
+        yield running
+
+
+def test_the_page_scan_reads_the_embed_and_every_policy(server: AppServer) -> None:
+    scan = check.inspect_page(server.url + "/")
+    assert scan.has_widget and scan.endpoint == "/ask"
+    assert scan.scripts == ["/agentskit/agentskit-ask.js"]
+    assert scan.policies == ["default-src 'self'", "script-src 'self'"]
+    assert len(check.csp_blockers(scan.policies)) == 2
+
+
+def test_urls_that_cannot_be_checked_exit_2_with_one_line(
+    server: AppServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    closed = bind_socket("127.0.0.1", 0)
+    port = closed.getsockname()[1]
+    closed.close()
+    cases = {
+        f"http://127.0.0.1:{port}/": "does not answer",
+        server.url + "/data": "is not HTML (Content-Type: application/json)",
+        server.url + "/gone": "answered HTTP 410",
+        server.url + "/plain": "has no <agentskit-ask> element",
+        "ftp://example.invalid/": "is not an http(s) URL",
+        "no scheme at all": "is not an http(s) URL",
+    }
+    for url, reason in cases.items():
+        assert check.main([url]) == 2, url
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1, (url, err)
+        assert err.startswith("agentskit-web check: ") and reason in err, (url, err)
+
+
+def test_an_empty_question_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert check.main(["http://127.0.0.1:9/", "--question", "  "]) == 2
+    assert "--question must not be empty" in capsys.readouterr().err
+
+
+def test_the_table_names_every_failed_check() -> None:
+    checks = [check.Check("loader", True, "ok"), check.Check("csp", False, "blocked: x")]
+    table = check.format_table("http://h/", checks)
+    assert table.splitlines()[-1] == "failed: csp"
+    assert "FAIL  csp" in table
