@@ -539,3 +539,40 @@ def test_replayed_stale_and_foreign_snapshots_are_inert_in_the_page(
     assert "Scripted answer." in shown and "Done." in shown
     for inert in ("REPLAYED", "STALE", "FOREIGN", "not json"):
         assert inert not in shown
+
+
+def test_a_server_that_stays_down_ends_in_an_error_with_retry_that_works_once_it_is_back(
+    browser: Browser, demo: DemoServer
+) -> None:
+    with _through_proxy(browser, demo) as (proxy, page, requests):
+        page.goto(proxy.url + "/")
+        wait_for_state(page, "ready")
+        _ask(page, QUESTION)
+        page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
+        page.evaluate(CONNECTION_RECORDER)
+        proxy.cut(down_seconds=120)  # longer than every resume attempt together (15.7 s)
+        region = page.locator("agentskit-ask .ak-connection")
+        expect(region).to_be_visible(timeout=5_000)
+        answer = _settled(page, 1)
+        expect(answer).to_have_attribute("data-status", "error")
+        expect(region).to_be_hidden()
+        assert page.evaluate("() => window.__akConnection") == [True, False]
+        alert = answer.locator("[role=alert]")
+        expect(alert).to_contain_text("could not be resumed")
+        retry = alert.locator("button[data-ui=retry]")
+        expect(retry).to_be_enabled()
+        gets = [r for r in requests if r.method == "GET"]
+        assert len(gets) == 6, "RESUME_ATTEMPTS resumes, then it gave up"
+
+        proxy.down_until = 0.0  # the server is back
+        retry.click()
+        _wait_for_submits(page, requests, 2)
+        answer = _settled(page, 1)
+        expect(answer).to_have_attribute("data-status", "complete")
+        first, again = _submits(requests)
+        assert again["payload"]["lineage"]["parentTurnId"] == first["turnId"]
+        latest = _latest(page, first["sessionId"])
+        assert latest["payload"]["status"] == "complete"
+        assert len(latest["payload"]["messages"]) == 2
+        shown = answer.locator(".ak-body").text_content() or ""
+        assert _plain(_answer_text(latest))[:120] in _plain(shown)
