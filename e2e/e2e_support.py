@@ -66,12 +66,12 @@ class Watch:
 
 
 @contextlib.contextmanager
-def running_demo(dist: Path, pace_seconds: float) -> Iterator[DemoServer]:
+def running_demo(dist: Path, pace_seconds: float | None = None) -> Iterator[DemoServer]:
     """The app `make demo` runs (dist/, /api/ask, /api/turn; docs/ indexed) on a free port,
-    stopped afterwards unless the test already stopped it."""
-    config = DemoConfig(
-        dist=dist, site=ROOT / "docs" / "site.json", docs=ROOT / "docs", pace_seconds=pace_seconds
-    )
+    stopped afterwards unless the test already stopped it. `pace_seconds` between streamed
+    pieces (default: the demo's own pace)."""
+    paced = {} if pace_seconds is None else {"pace_seconds": pace_seconds}
+    config = DemoConfig(dist=dist, site=ROOT / "docs" / "site.json", docs=ROOT / "docs", **paced)
     server = DemoServer(config).start()
     try:
         yield server

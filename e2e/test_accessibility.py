@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from agentskit_web.server.demo_server import DemoConfig, DemoServer
-from e2e_support import ROOT, Watch, wait_for_state
+from agentskit_web.server.demo_server import DemoServer
+from e2e_support import ROOT, Watch, running_demo, wait_for_state
 
 AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
 QUESTION = "How do I configure rate limiting?"
@@ -40,12 +40,8 @@ RUN_AXE = """async () => {
 
 @pytest.fixture(scope="module")
 def demo(dist: Path) -> Iterator[DemoServer]:
-    config = DemoConfig(dist=dist, site=ROOT / "docs" / "site.json", docs=ROOT / "docs")
-    server = DemoServer(config).start()
-    try:
+    with running_demo(dist) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
