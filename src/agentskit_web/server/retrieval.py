@@ -141,6 +141,18 @@ _STOPWORDS: Final = frozenset(
         "should",
         "would",
         "could",
+        # Words that shape a question without naming its topic ("what happens when",
+        # "is it possible to", "how much", "how big"): counted, they would make a question
+        # look partly unanswered because the docs never use them.
+        "happen",
+        "happens",
+        "happened",
+        "possible",
+        "much",
+        "big",
+        "myself",
+        "yourself",
+        "about",
     ]
 )
 
