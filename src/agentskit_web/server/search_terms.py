@@ -207,6 +207,24 @@ class Vocabulary:
         return best[3] if best else None
 
 
+ROOT_SUFFIXES: Final = ("ability", "ation", "ments", "ment", "able", "ers", "est", "er")
+"""Derivational endings stripped from a word the docs never use ("builders" -> "build",
+"largest" -> "larg"): FTS5's Porter stemmer removes only inflections ("builders" ->
+"builder"), so a reader's derived form of a docs word would otherwise find nothing."""
+
+ROOT_MIN_CHARS: Final = 4
+"""The shortest root searched (as a prefix): shorter ones match too many unrelated words."""
+
+
+def derived_root(word: str, known: Callable[[str], bool]) -> str | None:
+    """The root of an unknown derived word that the docs use, as a prefix; else None."""
+    for suffix in ROOT_SUFFIXES:
+        root = word[: -len(suffix)]
+        if word.endswith(suffix) and len(root) >= ROOT_MIN_CHARS and known(root):
+            return root
+    return None
+
+
 def question_words(question: str, stopwords: frozenset[str], max_terms: int) -> list[str]:
     """The distinct searchable words of a question, in order (at most max_terms)."""
     words: list[str] = []
@@ -226,6 +244,7 @@ class QueryOptions:
     compounds: bool = True
     typos: bool = True
     synonyms: bool = True
+    roots: bool = True
 
 
 ALL_AIDS: Final = QueryOptions()
@@ -263,6 +282,11 @@ def term_groups(
             repaired = vocabulary.repair(word)
             if repaired is not None:
                 alternatives.append(Alternative((repaired,)))
+                found = True
+        if options.roots and not found:
+            root = derived_root(word, known)
+            if root is not None:
+                alternatives.append(Alternative((root,)))
         if options.synonyms and not known(word):
             # Only for words the docs do not use: expanding a docs word would let a
             # rare synonym outweigh the word the reader and the docs share.
