@@ -454,6 +454,44 @@ def build_match_query(question: str) -> str | None:
     )
 
 
+_HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+", re.UNICODE)
+
+
+def coverage_terms(question: str, groups: Sequence[TermGroup]) -> list[tuple[str, str]]:
+    """The question's units of meaning for the not-found test, each with its FTS5 expression.
+
+    A single-word group counts as itself (short words and numbers say too little
+    about the topic: `COVERAGE_MIN_CHARS`); a pair group repeats its words and
+    does not count. A hyphenated compound ("fine-tune") is one unit, found only
+    where the docs use the compound (as a phrase, joined, or with its words'
+    typos repaired): its parts alone ("tune" in "tuning") are not what was asked.
+    """
+    single = {group.word: group for group in groups if " " not in group.word}
+    terms: list[tuple[str, str]] = []
+    done: set[str] = set()
+    for compound in _HYPHENATED.findall(question.lower()):
+        parts = _WORD.findall(compound)
+        if not all(part in single for part in parts) or compound in done:
+            continue
+        done.add(compound)
+        done.update(parts)
+        spelled = [_searched_form(single[part]) for part in parts]
+        phrases = {" ".join(parts), " ".join(spelled)}
+        expression = " OR ".join(f'"{phrase}"' for phrase in sorted(phrases))
+        terms.append((compound, f'{expression} OR "{"".join(parts)}"'))
+    for word, group in single.items():
+        if word in done or len(word) < COVERAGE_MIN_CHARS or word.isdigit():
+            continue
+        terms.append((word, group.fts()))
+    return terms
+
+
+def _searched_form(group: TermGroup) -> str:
+    """The word a group is found by: its own, else its first one-word alternative."""
+    words = [a.words[0] for a in group.alternatives if len(a.words) == 1]
+    return words[1] if len(words) > 1 else group.word
+
+
 def _coverage(weights: Sequence[tuple[float, set[int]]], rowids: set[int]) -> float:
     """The IDF-weighted share of the question's words held by at least one of `rowids`."""
     total = sum(weight for weight, _ in weights)
@@ -627,7 +665,9 @@ class DocsIndex:
                 rows: list[Any] = self._db.execute(
                     sql, (match, limit * CANDIDATES_PER_RESULT)
                 ).fetchall()
-                weights = self._word_weights(groups, [row[0] for row in rows[:COVERAGE_DEPTH]])
+                weights = self._word_weights(
+                    coverage_terms(question, groups), [row[0] for row in rows[:COVERAGE_DEPTH]]
+                )
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
         asked = terms_of(question) | {light_stem(g.word) for g in groups if " " not in g.word}
@@ -667,21 +707,17 @@ class DocsIndex:
         return words
 
     def _word_weights(
-        self, groups: Sequence[TermGroup], rowids: Sequence[int]
+        self, terms: Sequence[tuple[str, str]], rowids: Sequence[int]
     ) -> list[tuple[float, set[int]]]:
-        """Per question word: its IDF weight and which of the given chunks hold it (lock held).
+        """Per coverage term: its IDF weight and which of the given chunks hold it (lock held).
 
-        Only single-word groups count (a pair group repeats its words), and not
-        short words or numbers. A word no chunk contains weighs as much as the
-        rarest possible word, so a question about something the docs never
-        mention is mostly not covered.
+        A term the docs never use weighs as much as the rarest possible word, so
+        a question about something the docs never mention is mostly not covered.
         """
         wanted = set(rowids)
         weights: list[tuple[float, set[int]]] = []
-        for group in groups:
-            if " " in group.word or len(group.word) < COVERAGE_MIN_CHARS or group.word.isdigit():
-                continue
-            matching = self._rows_matching(group.fts())
+        for _, expression in terms:
+            matching = self._rows_matching(expression)
             count = len(matching)
             weight = math.log((self.size - count + 0.5) / (count + 0.5) + 1.0)
             weights.append((weight, wanted.intersection(matching)))
