@@ -291,9 +291,18 @@ def term_groups(
             # Only for words the docs do not use: expanding a docs word would let a
             # rare synonym outweigh the word the reader and the docs share.
             alternatives.extend(Alternative(other) for other in synonyms.get(word, ()))
-        groups.append(TermGroup(word, tuple(dict.fromkeys(alternatives))))
+        groups.append(TermGroup(word, _without_subsumed(alternatives)))
     groups.extend(_joined_and_phrase_groups(all_words, vocabulary, synonyms, stopwords, options))
     return groups
+
+
+def _without_subsumed(alternatives: Sequence[Alternative]) -> tuple[Alternative, ...]:
+    """The alternatives without repeats and without a phrase that holds a one-word
+    alternative ("language model" next to "model"): every passage with the phrase
+    also has the word, so BM25 would count that passage's match twice."""
+    unique = tuple(dict.fromkeys(alternatives))
+    words = {a.words[0] for a in unique if len(a.words) == 1}
+    return tuple(a for a in unique if len(a.words) == 1 or not words.intersection(a.words))
 
 
 def _joined_and_phrase_groups(
