@@ -6,16 +6,20 @@ import pytest
 
 from agentskit_web.server.retrieval import (
     NEAR_DUPLICATE_JACCARD,
+    STOPWORDS,
     DocsIndex,
     Passage,
+    coverage_terms,
     distinct_passages,
 )
 from agentskit_web.server.search_terms import (
+    ROOT_MIN_CHARS,
     TYPO_CHANGE_MIN_CHARS,
     TYPO_LONG_WORD_CHARS,
     TYPO_MIN_CHARS,
     QueryOptions,
     Vocabulary,
+    derived_root,
     edit_distance,
     is_subsequence,
     normalise_synonyms,
@@ -122,7 +126,11 @@ def test_synonyms_fill_in_words_the_docs_do_not_use() -> None:
     vocabulary = Vocabulary(["the model endpoint"])
     synonyms = normalise_synonyms([["LLM", "language model", "model"]])
     found = groups(vocabulary, "my own llm", synonyms=synonyms)
-    assert ("model",) in found["llm"] and ("language", "model") in found["llm"]
+    # "language model" holds the one-word "model": searching both would count a
+    # passage with the phrase twice, so only the word is searched.
+    assert found["llm"] == [("llm",), ("model",)]
+    kept = normalise_synonyms([["LLM", "language model", "gpt"]])
+    assert ("language", "model") in groups(vocabulary, "my own llm", synonyms=kept)["llm"]
     # A docs word is searched as it is: a rare synonym must not outweigh it.
     assert groups(vocabulary, "the model", synonyms=synonyms)["model"] == [("model",)]
 
@@ -270,3 +278,58 @@ def test_a_section_named_by_the_question_comes_first(
     monkeypatch.setattr(retrieval, "HEADING_MATCH_WEIGHT", 1.0)  # without the weight
     without = DocsIndex.from_folder(folder).search(question, 2)
     assert without and without[0].anchor == "privacy"
+
+
+def test_an_unknown_derived_word_is_searched_by_its_root() -> None:
+    vocabulary = Vocabulary(["build the site with a large folder"])
+    assert groups(vocabulary, "which builders")["builders"] == [("builders",), ("build",)]
+    assert groups(vocabulary, "the largest")["largest"] == [("largest",), ("larg",)]
+    assert groups(vocabulary, "which builders", options=QueryOptions(roots=False))["builders"] == [
+        ("builders",)
+    ]
+    # A docs word keeps its own form; an unknown root finds nothing.
+    assert groups(vocabulary, "build it")["build"] == [("build",)]
+    assert groups(vocabulary, "advertisements")["advertisements"] == [("advertisements",)]
+
+
+def test_a_root_is_at_least_root_min_chars_long() -> None:
+    known = {"x" * ROOT_MIN_CHARS, "x" * (ROOT_MIN_CHARS - 1)}.__contains__
+    assert derived_root("x" * ROOT_MIN_CHARS + "ers", known) == "x" * ROOT_MIN_CHARS
+    assert derived_root("x" * (ROOT_MIN_CHARS - 1) + "ers", known) is None
+
+
+def test_question_shaping_words_are_not_searched() -> None:
+    assert {"happens", "possible", "much", "big", "myself", "about"} <= STOPWORDS
+
+
+def test_a_hyphenated_compound_is_one_coverage_unit(tmp_path: Path) -> None:
+    index = index_of(tmp_path)
+    try:
+        question = "Does the fine-tune bucket hold a sub-folder and a Content-Securty-Policy?"
+        terms = dict(coverage_terms(question, index.groups(question)))
+    finally:
+        index.close()
+    assert "fine" not in terms and "tune" not in terms and "bucket" in terms
+    assert terms["fine-tune"] == '"fine tune" OR "finetune"'
+    assert '"sub folder"' in terms["sub-folder"]
+    # A typo inside the compound is searched repaired.
+    assert '"content security policy"' in terms["content-securty-policy"]
+
+
+def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
+    tmp_path: Path,
+) -> None:
+    docs = {
+        "guide.md": (
+            "# Guide\n\n## Tuning\n\nTuning the search weights changes the ranking.\n\n"
+            "## Models\n\nThe model answers from the passages.\n\n"
+            "## Install\n\nInstall the package with pip.\n\n"
+            "## Serve\n\nServe the folder over HTTP.\n"
+        )
+    }
+    index = DocsIndex.from_folder(write(tmp_path / "c", docs))
+    try:
+        assert index.search("How do I tune the model?", 3)
+        assert index.search("How do I fine-tune the model?", 3) == []
+    finally:
+        index.close()
