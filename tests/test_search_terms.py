@@ -6,11 +6,14 @@ import pytest
 
 from agentskit_web.server.retrieval import (
     NEAR_DUPLICATE_JACCARD,
+    PART_STRENGTH,
     STOPWORDS,
     DocsIndex,
     Passage,
+    _merged,
     coverage_terms,
     distinct_passages,
+    split_question,
 )
 from agentskit_web.server.search_terms import (
     ROOT_MIN_CHARS,
@@ -333,3 +336,35 @@ def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
         assert index.search("How do I fine-tune the model?", 3) == []
     finally:
         index.close()
+
+
+def test_a_question_of_two_parts_is_split_where_the_second_part_starts() -> None:
+    assert split_question("How do I build the site and then embed the widget?") == [
+        "How do I build the site",
+        "embed the widget?",
+    ]
+    assert split_question("Which CSP does it need, and why does the box stay?") == [
+        "Which CSP does it need",
+        "why does the box stay?",
+    ]
+    assert split_question("What is X and how do I set it? Where is Y?") == [
+        "What is X",
+        "how do I set it",
+        "Where is Y?",
+    ]
+    # "and" inside one part, and a single question, stay whole.
+    for whole in ("How do I add MkDocs and Sphinx sites?", "What does the error mean?"):
+        assert split_question(whole) == [whole]
+
+
+def test_a_strong_part_lifts_its_best_answer_and_a_weak_part_does_not() -> None:
+    def ranked(*pairs: tuple[str, float]) -> list[Passage]:
+        return [Passage("/p", name, "P", name, name, score=score) for name, score in pairs]
+
+    whole = ranked(("a", 10.0), ("b", 9.0), ("c", 8.0), ("d", 2.0))
+    strong_part = ranked(("d", 9.0), ("a", 1.0))  # its best scores 0.9 of the whole's best
+    weak_part = ranked(("e", 1.0))  # 0.1 of the whole's best
+    merged = _merged([whole, strong_part, weak_part])
+    assert [p.anchor for p in merged] == ["a", "d", "b", "c", "e"]
+    assert merged[0].score == 10.0  # scores stay on the whole question's scale
+    assert merged[1].score == pytest.approx(10.0 * (9.0 / 10.0) ** PART_STRENGTH)
