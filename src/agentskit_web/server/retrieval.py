@@ -746,7 +746,13 @@ class DocsIndex:
             raise RetrievalError("Docs index query failed.") from error
         if not rows or (check_coverage and _coverage(weights, set(top)) < NOT_FOUND_COVERAGE):
             return []
-        asked = terms_of(question) | {light_stem(g.word) for g in groups if " " not in g.word}
+        asked = terms_of(question) | {
+            light_stem(word)
+            for group in groups
+            if " " not in group.word
+            for alternative in group.alternatives
+            for word in alternative.words
+        }
         return sorted((self._weighed(row, asked) for row in rows), key=lambda p: -p.score)
 
     @staticmethod
