@@ -146,8 +146,9 @@ _STOPWORDS: Final = frozenset(
         "would",
         "could",
         # Words that shape a question without naming its topic ("what happens when",
-        # "is it possible to", "how much", "how big"): counted, they would make a question
-        # look partly unanswered because the docs never use them.
+        # "is it possible to", "how much", "how big", "set up", "about"): counted, they
+        # would make a question look partly unanswered because the docs never use them,
+        # or rank a section up for a particle ("up") rather than for the topic.
         "happen",
         "happens",
         "happened",
@@ -157,6 +158,7 @@ _STOPWORDS: Final = frozenset(
         "myself",
         "yourself",
         "about",
+        "up",
     ]
 )
 
