@@ -13,6 +13,7 @@ from agentskit_web.server.retrieval import (
     _merged,
     coverage_terms,
     distinct_passages,
+    hyphenated_compounds,
     split_question,
 )
 from agentskit_web.server.search_terms import (
@@ -368,3 +369,19 @@ def test_a_strong_part_lifts_its_best_answer_and_a_weak_part_does_not() -> None:
     assert [p.anchor for p in merged] == ["a", "d", "b", "c", "e"]
     assert merged[0].score == 10.0  # scores stay on the whole question's scale
     assert merged[1].score == pytest.approx(10.0 * (9.0 / 10.0) ** PART_STRENGTH)
+
+
+def test_hyphenated_compounds_are_found_as_written() -> None:
+    question = "Is the Fine-Tune step -- or a sub--folder, -x or y- -- in agentskit-web-ask?"
+    assert hyphenated_compounds(question) == ["fine-tune", "sub-folder", "agentskit-web-ask"]
+
+
+def test_splitting_a_huge_question_stays_linear() -> None:
+    import time
+
+    # Patterns that backtrack took seconds on these (quadratic in the length).
+    for question in ("x" * 16_384, "a" + " " * 16_384 + "b", "a-" * 8_192):
+        started = time.perf_counter()
+        hyphenated_compounds(question)
+        split_question(question)
+        assert time.perf_counter() - started < 0.5

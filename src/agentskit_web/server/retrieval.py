@@ -460,7 +460,19 @@ def build_match_query(question: str) -> str | None:
     )
 
 
-_HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+", re.UNICODE)
+_WORDS_AND_HYPHENS: Final = re.compile(r"[\w-]+", re.UNICODE)
+"""Runs of word characters and hyphens (one linear pass; a pattern such as
+`\\w+(?:-\\w+)+` backtracks quadratically over a long word without a hyphen)."""
+
+
+def hyphenated_compounds(question: str) -> list[str]:
+    """The hyphenated compounds of a question, lower-cased, as written ("fine-tune")."""
+    found: list[str] = []
+    for run in _WORDS_AND_HYPHENS.findall(question.lower()):
+        parts = [part for part in run.split("-") if part]
+        if len(parts) > 1:
+            found.append("-".join(parts))
+    return found
 
 
 def coverage_terms(question: str, groups: Sequence[TermGroup]) -> list[tuple[str, str]]:
@@ -475,7 +487,7 @@ def coverage_terms(question: str, groups: Sequence[TermGroup]) -> list[tuple[str
     single = {group.word: group for group in groups if " " not in group.word}
     terms: list[tuple[str, str]] = []
     done: set[str] = set()
-    for compound in _HYPHENATED.findall(question.lower()):
+    for compound in hyphenated_compounds(question):
         parts = _WORD.findall(compound)
         if not all(part in single for part in parts) or compound in done:
             continue
@@ -508,8 +520,12 @@ _CLAUSE_BREAK: Final = re.compile(
 
 
 def split_question(question: str) -> list[str]:
-    """The parts of a question of two or more parts; [question] when it has one."""
-    parts = [part.strip() for part in _CLAUSE_BREAK.split(question) if part.strip()]
+    """The parts of a question of two or more parts; [question] when it has one.
+
+    White space is collapsed first, so each `\\s` of the pattern meets one
+    character and the split stays linear in the question's length."""
+    parts = [part.strip() for part in _CLAUSE_BREAK.split(" ".join(question.split()))]
+    parts = [part for part in parts if part]
     return parts if len(parts) > 1 else [question]
 
 
