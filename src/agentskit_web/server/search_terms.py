@@ -11,7 +11,13 @@ one *group* of alternatives, any of which may match:
 - typo repair: a word the docs never use is replaced by the docs word closest
   to it (one edit for short words, two for long ones), found through a
   trigram index of the docs' vocabulary, so "embeding" finds "embedding";
-- synonyms: a site-configured list of equivalent terms ("llm" ~ "model").
+- roots: a word the docs never use, that typo repair does not fix either, is
+  also searched without its derivational suffix ("builders" -> "build");
+- synonyms: a site-configured list of equivalent terms ("llm" ~ "model"); a
+  phrase that holds another of the group's words is left out (it would count
+  twice);
+- a hyphenated compound of the question ("fine-tune") is one unit for the
+  not-found test (retrieval.coverage_terms).
 
 `Vocabulary` is built once per index from the indexed text; a question is
 turned into groups in well under a millisecond on a docs-sized vocabulary.
