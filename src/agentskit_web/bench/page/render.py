@@ -19,14 +19,13 @@ and paint, and the benchmark needs no Ask server.
 
 import asyncio
 import json
-import statistics
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 from ...browser.widget import AskWidget, mount
 from ...chat.conversation import ConversationEvent, PartsAppended
 from ...chat.definition import define_chat
-from .figures import ratio
+from .figures import median, ratio
 
 LATENCY_RECORDS: Final = 240
 LATENCY_INTERVAL_MS: Final = 24.0
@@ -188,14 +187,14 @@ async def measure_latency(
         "chunks": count,
         "painted": len(latencies),
         "unpainted": len(unpainted),
-        "medianMs": statistics.median(latencies),
+        "medianMs": median(latencies),
         "p95Ms": _percentile(latencies, 0.95),
         "maxMs": max(latencies),
-        "renderedMedianMs": statistics.median(to_render),
+        "renderedMedianMs": median(to_render),
         "renderedP95Ms": _percentile(to_render, 0.95),
-        "frameWorkMedianMs": statistics.median(frame_work),
+        "frameWorkMedianMs": median(frame_work),
         "frameWorkP95Ms": _percentile(frame_work, 0.95),
-        "frameWaitMedianMs": statistics.median(waits),
+        "frameWaitMedianMs": median(waits),
         "frameWaitP95Ms": _percentile(waits, 0.95),
         "goalMs": FRAME_GOAL_MS,
     }
@@ -220,7 +219,7 @@ async def run_render_bench() -> dict[str, Any]:
     work: dict[str, Any] = {}
     for size in WORK_SIZES:
         runs = [await measure_work(size) for _ in range(WORK_RUNS)]
-        work[str(size)] = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+        work[str(size)] = {key: median(run[key] for run in runs) for key in runs[0]}
     small, large = (work[str(size)] for size in WORK_SIZES)
     latency = await measure_latency()
     return {
