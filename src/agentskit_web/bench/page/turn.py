@@ -24,6 +24,7 @@ from typing import Any, Final
 
 from ...chat.ask.body import AskBodyReader
 from ...chat.turn.adapter import TurnLineReader, create_turn_adapter
+from .figures import median
 
 NETWORK_CHUNK_BYTES: Final = 4_096
 RENDER_RUNS: Final = 5
