@@ -85,7 +85,9 @@ def run_render(session: Any) -> dict[str, Any]:
 
 def format_render(result: dict[str, Any]) -> str:
     latency = result["latency"]
-    small, large = result["work"]["64"], result["work"]["512"]
+    sizes = sorted(result["work"], key=int)
+    small, large = result["work"][sizes[0]], result["work"][sizes[-1]]
+    versus = f"{sizes[0]} vs {sizes[-1]} records"
     goal = latency["goalMs"]
     latency_ok = "ok" if latency["p95Ms"] < goal and not latency["unpainted"] else "over goal"
     work_ratio = result["workRatio"]
@@ -102,10 +104,10 @@ def format_render(result: dict[str, Any]) -> str:
             f" {latency['frameWaitMedianMs']:.1f} ms, p95 {latency['frameWaitP95Ms']:.1f} ms;"
             f" the frame's style+layout+paint median {latency['frameWorkMedianMs']:.1f} ms,"
             f" p95 {latency['frameWorkP95Ms']:.1f} ms",
-            f"  render work, 64 vs 512 records: {small['renderMs']:.1f} ms vs"
+            f"  render work, {versus}: {small['renderMs']:.1f} ms vs"
             f" {large['renderMs']:.1f} ms, ratio {shown(work_ratio, '.2f')}"
             f" (goal <= {result['ratioGoal']:.0f}: {ratio_ok})",
-            f"  whole turn (decode + project + encode + render), 64 vs 512 records:"
+            f"  whole turn (decode + project + encode + render), {versus}:"
             f" {small['turnMs']:.0f} ms vs {large['turnMs']:.0f} ms,"
             f" ratio {shown(result['turnRatio'], '.2f')};"
             f" DOM calls ratio {shown(result['domCallRatio'], '.2f')}",

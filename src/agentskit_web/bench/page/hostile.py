@@ -17,6 +17,7 @@ renderer could do with that answer.
 
 from typing import Any, Final
 
+from ...browser.js_values import present
 from ...chat.message import ChatMessage
 from .figures import median, ratio
 from .render import PacedTransport, _new_widget, _remove
@@ -77,7 +78,7 @@ async def _restore(page: _Page, widget: Any, content: str) -> dict[str, float]:
         "ms": painted - started,
         "renderMs": rendered - started,
         "nodes": float(nodes),
-        "shortened": float(note is not None),
+        "shortened": float(present(note)),
     }
 
 

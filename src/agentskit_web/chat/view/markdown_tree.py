@@ -129,7 +129,7 @@ class _TreeBuilder:
         parent = self._stack[-1].children
         if done.tag is None:
             for child in done.children:
-                self.add(child)
+                self._place(child)  # already counted when it was added
         else:
             parent.append(element(done.tag, done.attrs, done.children))
 
@@ -138,10 +138,15 @@ class _TreeBuilder:
         if isinstance(child, str) and not child:
             return
         children = self._stack[-1].children
+        if not (isinstance(child, str) and children and isinstance(children[-1], str)):
+            self._spend(1 if isinstance(child, str) else _size(child))
+        self._place(child)
+
+    def _place(self, child: Child) -> None:
+        children = self._stack[-1].children
         if isinstance(child, str) and children and isinstance(children[-1], str):
             children[-1] += child
         else:
-            self._spend(1 if isinstance(child, str) else _size(child))
             children.append(child)
 
     def finish(self) -> tuple[Child, ...]:
@@ -177,6 +182,7 @@ INVISIBLE_IN_CODE: Final = frozenset(
         0x00AD,  # SOFT HYPHEN
     ]
 )
+_INVISIBLE: Final = re.compile("[" + "".join(map(chr, sorted(INVISIBLE_IN_CODE))) + "]")
 INVISIBLE_WARNING: Final = (
     "This code contains {count} invisible or direction-changing character(s),"
     " shown as <U+...> markers; copying keeps the markers."
@@ -189,7 +195,7 @@ def _visible_code(code: str) -> tuple[tuple[Child, ...], int, bool]:
     After `CODE_MAX_MARKERS` markers the rest of the code is cut (never shown raw,
     so no hidden character slips through).
     """
-    if not any(ord(char) in INVISIBLE_IN_CODE for char in code):
+    if _INVISIBLE.search(code) is None:
         return (code,), 0, False
     children: list[Child] = []
     start = 0
