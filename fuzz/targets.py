@@ -171,7 +171,7 @@ def _check_bounds(root: Any, extra_nodes: int, extra_chars: int) -> None:
     for event, item in walk(root):
         if event != "close":
             nodes += 1
-        if event == "text":
+        if isinstance(item, str):
             chars += len(item)
     check(nodes - 1 <= MESSAGE_MAX_NODES + extra_nodes, "more nodes than the message bound")
     added = ADDED_CHARS_PER_NODE * nodes
