@@ -6,6 +6,7 @@ these helpers return `None` for it, and the report prints "unresolved" instead
 of a clamped or invented number.
 """
 
+from collections.abc import Iterable
 from typing import Final
 
 UNRESOLVED: Final = "unresolved (the clock did not resolve the window)"
@@ -26,3 +27,14 @@ def per_second(amount: float, seconds: float) -> float | None:
 def shown(value: float | None, spec: str) -> str:
     """A figure formatted with `spec`, or the unresolved note."""
     return UNRESOLVED if value is None else format(value, spec)
+
+
+def median(values: Iterable[float]) -> float:
+    """The median of `values` (the page's trimmed standard library has no `statistics`)."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("median of no values")
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2

@@ -19,12 +19,12 @@ coalesced) and serves the bodies to this page. Here, in Pyodide:
 
 import asyncio
 import gc
-import statistics
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final
 
 from ...chat.ask.body import AskBodyReader
 from ...chat.turn.adapter import TurnLineReader, create_turn_adapter
+from .figures import median
 
 NETWORK_CHUNK_BYTES: Final = 4_096
 RENDER_RUNS: Final = 5
@@ -204,8 +204,8 @@ async def measure_render(
             runs[name].append(await _render_once(make()))
             paused[name].append((await _render_once(make(), gc_paused=True))["renderMs"])
     for name, _ in makers:
-        out[name] = {key: statistics.median(r[key] for r in runs[name]) for key in runs[name][0]}
-        out[name]["renderMsGcPaused"] = statistics.median(paused[name])
+        out[name] = {key: median(r[key] for r in runs[name]) for key in runs[name][0]}
+        out[name]["renderMsGcPaused"] = median(paused[name])
     return out
 
 
