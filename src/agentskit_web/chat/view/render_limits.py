@@ -20,16 +20,16 @@ its worst case must render in the page in <= 300 ms with <= 20,000 DOM nodes.
 
 from typing import Final
 
-MESSAGE_MAX_NODES: Final = 1_500
+MESSAGE_MAX_NODES: Final = 3_000
 """View nodes (elements and text runs) one message may build, markdown and components."""
 
-MESSAGE_MAX_CHARS: Final = 16_384
+MESSAGE_MAX_CHARS: Final = 32_768
 """Characters of one message shown: rendered markdown, code, and the streaming tail."""
 
-MESSAGE_MAX_LINES: Final = 1_000
+MESSAGE_MAX_LINES: Final = 2_000
 """Lines of one message taken in at all (each costs the block splitter, parsed or not)."""
 
-MESSAGE_MAX_PARSE_COST: Final = 12_000
+MESSAGE_MAX_PARSE_COST: Final = 24_000
 """Estimated markdown-it work one message may spend (units of the costs below)."""
 
 PARSE_COST_PER_CHAR: Final = 1
@@ -54,10 +54,10 @@ CODE_CHARS_PER_COST: Final = 16
 MARKUP_CHARS: Final = "[]()!*_`<>&\\~|#"
 """Characters markdown-it's inline and table rules react to."""
 
-TABLE_MAX_ROWS: Final = 50
+TABLE_MAX_ROWS: Final = 100
 """Rows of one table shown, the header row included."""
 
-TABLE_MAX_COLUMNS: Final = 12
+TABLE_MAX_COLUMNS: Final = 16
 """Cells of one table row shown."""
 
 NESTING_MAX_DEPTH: Final = 16
