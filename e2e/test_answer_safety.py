@@ -7,10 +7,14 @@
 - Bidi and invisible characters: each message is direction-isolated, and a
   code block shows its bidi controls and zero-width characters as markers
   with a warning, so "Copy code" copies what the reader saw.
+- Cost: a hostile answer (a 242 KiB pipe table) restored from storage on
+  reload is shortened for display, says so, stays within the node bound, and
+  "Copy answer" still copies all of it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,6 +22,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
+from agentskit_web.bench.page.hostile import expand
+from agentskit_web.chat.view.render_limits import MESSAGE_MAX_NODES, SHORTENED_NOTE
 from e2e_support import Watch, wait_for_state
 from test_widget import _png, answers, ask, settled
 from widget_site import WidgetSite, answer
@@ -119,3 +125,52 @@ def test_messages_are_isolated_and_code_shows_what_it_hides(
     # The copy is asynchronous (the page writes the clipboard from a task): wait for it.
     page.wait_for_function("async () => (await navigator.clipboard.readText()).length > 0")
     assert page.evaluate("navigator.clipboard.readText()") == shown
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+HOSTILE_CORPUS = FIXTURES / "hostile_markdown" / "cases.json"
+MESSAGE_CHROME_NODES = 64
+"""Nodes of one answer's own chrome (label, segment, action buttons and icons), generously."""
+COUNT_NODES = """(message) => {
+  const walker = document.createTreeWalker(message, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  let count = 1;
+  while (walker.nextNode()) count++;
+  return count;
+}"""
+
+
+def _hostile_table() -> str:
+    cases = json.loads(HOSTILE_CORPUS.read_text(encoding="utf-8"))["cases"]
+    (case,) = [case for case in cases if case["name"] == "pipe table 242 KiB"]
+    return expand(case)
+
+
+def test_a_hostile_stored_answer_is_shortened_on_reload_and_copies_whole(
+    page: Page, context: BrowserContext, widget_site: WidgetSite
+) -> None:
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=widget_site.url)
+    table = _hostile_table()
+    assert len(table) > 240 * 1024
+    widget_site.scripts["A huge table?"] = answer(table)
+    _boot(page, widget_site)
+    ask(page, "A huge table?")
+    streamed = settled(page, 1)
+    expect(streamed.locator(".ak-shortened")).to_have_text(SHORTENED_NOTE)
+
+    page.reload()
+    wait_for_state(page, "ready")
+    expect(answers(page)).to_have_count(1)
+    restored = answers(page).first
+    note = restored.locator(".ak-shortened")
+    expect(note).to_be_visible()
+    expect(note).to_have_text(SHORTENED_NOTE)
+    assert note.get_attribute("role") == "note"
+    assert restored.locator("table tr").count() > 0, "what fits is still a table"
+    nodes = restored.evaluate(COUNT_NODES)
+    assert nodes <= MESSAGE_MAX_NODES + MESSAGE_CHROME_NODES, nodes
+    shown = restored.locator(".ak-body").inner_text()
+    assert len(shown) < len(table) // 4
+
+    restored.locator("[data-ui=copy]").click()
+    page.wait_for_function("async () => (await navigator.clipboard.readText()).length > 0")
+    assert page.evaluate("navigator.clipboard.readText()") == table.strip()

@@ -17,6 +17,7 @@ screenshots for docs/embedding.md (light and dark, desktop and phone).
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ from e2e_support import ARTIFACTS, ROOT, Watch
 SITES = ROOT / "fixtures" / "sites"
 DOCS = SITES / "docs"
 IMAGES = ROOT / "docs" / "images"
+UPDATE_DOC_IMAGES = "AGENTSKIT_UPDATE_DOC_IMAGES"  # =1: copy the docs' screenshots in
 QUESTION = "How long does the lantern take to charge the battery?"
 ANCHOR = "charge-the-battery"
 STREAM_PACE_SECONDS = 0.02
@@ -248,7 +250,9 @@ def test_screenshots_on_the_mkdocs_site(page: Page, served: Served) -> None:
             _check_layout(page, served.layout, scheme)
             path = ARTIFACTS / f"mkdocs-{served.layout}-{size_name}-{scheme}.png"
             page.screenshot(path=str(path), animations="disabled")
-            if (served.layout, size_name) in (("inline", "desktop"), ("launcher", "phone")):
+            # The docs' pictures change only on request, so a test run leaves the tree clean.
+            docs_shot = (served.layout, size_name) in (("inline", "desktop"), ("launcher", "phone"))
+            if docs_shot and os.environ.get(UPDATE_DOC_IMAGES) == "1":
                 IMAGES.mkdir(exist_ok=True)
                 shutil.copyfile(path, IMAGES / path.name)
 

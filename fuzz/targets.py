@@ -20,6 +20,11 @@ from typing import Any, Final
 
 from agentskit_web.chat.message import ChatMessage, message_parts
 from agentskit_web.chat.view.markdown_tree import markdown_to_tree
+from agentskit_web.chat.view.render_limits import (
+    MESSAGE_MAX_CHARS,
+    MESSAGE_MAX_NODES,
+    SHORTENED_NOTE,
+)
 from agentskit_web.chat.view.render_plan import render_whole
 from agentskit_web.chat.view.tree import element, images_of, is_safe_link, links_of, walk
 from agentskit_web.protocol import (
@@ -154,13 +159,35 @@ def _check_tree(root: Any) -> None:
         check(isinstance(item, str) or hasattr(item, "tag"), "a node that is neither")
 
 
+NOTE_NODES: Final = 2  # the shortened note: a paragraph and its text
+ADDED_CHARS_PER_NODE: Final = 32
+"""Text the view adds of its own, per node: `<U+200B>` markers, "Copy", code warnings."""
+
+
+def _check_bounds(root: Any, extra_nodes: int, extra_chars: int) -> None:
+    """The display bounds of render_limits.py: nodes and characters shown under the root."""
+    nodes = 0
+    chars = 0
+    for event, item in walk(root):
+        if event != "close":
+            nodes += 1
+        if isinstance(item, str):
+            chars += len(item)
+    check(nodes - 1 <= MESSAGE_MAX_NODES + extra_nodes, "more nodes than the message bound")
+    added = ADDED_CHARS_PER_NODE * nodes
+    check(chars <= MESSAGE_MAX_CHARS + added + extra_chars, "more characters than the bound")
+
+
 def markdown_view(data: bytes) -> None:
     """Markdown text to view nodes, and a stored content string through the whole render path."""
     text = data.decode("utf-8", "surrogateescape")
-    _check_tree(element("div", None, markdown_to_tree(text)))
+    tree = element("div", None, markdown_to_tree(text))
+    _check_tree(tree)
+    _check_bounds(tree, 0, 0)
     message = ChatMessage("m-1", "assistant", text, "complete", "2026-01-01T00:00:00.000Z")
     root = element("div", None, render_whole(message_parts(message)))
     _check_tree(root)
+    _check_bounds(root, NOTE_NODES, len(SHORTENED_NOTE))
     check(all(isinstance(src, str) for src in images_of(root)), "an image without a source")
 
 

@@ -328,3 +328,28 @@ def test_a_markdown_image_becomes_an_img_only_under_the_prefix() -> None:
     assert [n.attributes["src"] for n in relative.walk() if n.tag == "img"] == [
         "http://127.0.0.1:8000/docs/a/b.png"
     ]
+
+
+def test_a_hostile_streamed_answer_is_cut_in_the_dom_with_its_note() -> None:
+    from agentskit_web.chat.view.render_limits import (
+        MESSAGE_MAX_CHARS,
+        MESSAGE_MAX_NODES,
+        SHORTENED_NOTE,
+        TABLE_MAX_ROWS,
+    )
+
+    dom = builder()
+    holder = dom.document.createElement("div")
+    body = MessageBody(dom, holder)
+    row = "| a | b |\n"
+    body.append_parts([text_part("| h | k |\n|---|---|\n")])
+    for _ in range(2_000):  # 20,000 rows, one chunk each
+        body.append_parts([text_part(row * 10)])
+    tail = holder.querySelector(".ak-tail")
+    assert tail is not None and len(tail.textContent) <= MESSAGE_MAX_CHARS
+    body.finish()
+    [note] = [node for node in holder.walk() if node.attributes.get("class") == "ak-shortened"]
+    assert note.textContent == SHORTENED_NOTE and note.attributes["role"] == "note"
+    assert holder.children[-1] is note, "the note ends the message"
+    assert len(holder.walk()) <= MESSAGE_MAX_NODES
+    assert len([node for node in holder.walk() if node.tag == "tr"]) == TABLE_MAX_ROWS

@@ -6,16 +6,24 @@ import pytest
 
 from agentskit_web.server.retrieval import (
     NEAR_DUPLICATE_JACCARD,
+    PART_STRENGTH,
+    STOPWORDS,
     DocsIndex,
     Passage,
+    _merged,
+    coverage_terms,
     distinct_passages,
+    hyphenated_compounds,
+    split_question,
 )
 from agentskit_web.server.search_terms import (
+    ROOT_MIN_CHARS,
     TYPO_CHANGE_MIN_CHARS,
     TYPO_LONG_WORD_CHARS,
     TYPO_MIN_CHARS,
     QueryOptions,
     Vocabulary,
+    derived_root,
     edit_distance,
     is_subsequence,
     normalise_synonyms,
@@ -122,7 +130,11 @@ def test_synonyms_fill_in_words_the_docs_do_not_use() -> None:
     vocabulary = Vocabulary(["the model endpoint"])
     synonyms = normalise_synonyms([["LLM", "language model", "model"]])
     found = groups(vocabulary, "my own llm", synonyms=synonyms)
-    assert ("model",) in found["llm"] and ("language", "model") in found["llm"]
+    # "language model" holds the one-word "model": searching both would count a
+    # passage with the phrase twice, so only the word is searched.
+    assert found["llm"] == [("llm",), ("model",)]
+    kept = normalise_synonyms([["LLM", "language model", "gpt"]])
+    assert ("language", "model") in groups(vocabulary, "my own llm", synonyms=kept)["llm"]
     # A docs word is searched as it is: a rare synonym must not outweigh it.
     assert groups(vocabulary, "the model", synonyms=synonyms)["model"] == [("model",)]
 
@@ -270,3 +282,106 @@ def test_a_section_named_by_the_question_comes_first(
     monkeypatch.setattr(retrieval, "HEADING_MATCH_WEIGHT", 1.0)  # without the weight
     without = DocsIndex.from_folder(folder).search(question, 2)
     assert without and without[0].anchor == "privacy"
+
+
+def test_an_unknown_derived_word_is_searched_by_its_root() -> None:
+    vocabulary = Vocabulary(["build the site with a large folder"])
+    assert groups(vocabulary, "which builders")["builders"] == [("builders",), ("build",)]
+    assert groups(vocabulary, "the largest")["largest"] == [("largest",), ("larg",)]
+    assert groups(vocabulary, "which builders", options=QueryOptions(roots=False))["builders"] == [
+        ("builders",)
+    ]
+    # A docs word keeps its own form; an unknown root finds nothing.
+    assert groups(vocabulary, "build it")["build"] == [("build",)]
+    assert groups(vocabulary, "advertisements")["advertisements"] == [("advertisements",)]
+
+
+def test_a_root_is_at_least_root_min_chars_long() -> None:
+    known = {"x" * ROOT_MIN_CHARS, "x" * (ROOT_MIN_CHARS - 1)}.__contains__
+    assert derived_root("x" * ROOT_MIN_CHARS + "ers", known) == "x" * ROOT_MIN_CHARS
+    assert derived_root("x" * (ROOT_MIN_CHARS - 1) + "ers", known) is None
+
+
+def test_question_shaping_words_are_not_searched() -> None:
+    assert {"happens", "possible", "much", "big", "myself", "about", "up"} <= STOPWORDS
+
+
+def test_a_hyphenated_compound_is_one_coverage_unit(tmp_path: Path) -> None:
+    index = index_of(tmp_path)
+    try:
+        question = "Does the fine-tune bucket hold a sub-folder and a Content-Securty-Policy?"
+        terms = dict(coverage_terms(question, index.groups(question)))
+    finally:
+        index.close()
+    assert "fine" not in terms and "tune" not in terms and "bucket" in terms
+    assert terms["fine-tune"] == '"fine tune" OR "finetune"'
+    assert '"sub folder"' in terms["sub-folder"]
+    # A typo inside the compound is searched repaired.
+    assert '"content security policy"' in terms["content-securty-policy"]
+
+
+def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
+    tmp_path: Path,
+) -> None:
+    docs = {
+        "guide.md": (
+            "# Guide\n\n## Tuning\n\nTuning the search weights changes the ranking.\n\n"
+            "## Models\n\nThe model answers from the passages.\n\n"
+            "## Install\n\nInstall the package with pip.\n\n"
+            "## Serve\n\nServe the folder over HTTP.\n"
+        )
+    }
+    index = DocsIndex.from_folder(write(tmp_path / "c", docs))
+    try:
+        assert index.search("How do I tune the model?", 3)
+        assert index.search("How do I fine-tune the model?", 3) == []
+    finally:
+        index.close()
+
+
+def test_a_question_of_two_parts_is_split_where_the_second_part_starts() -> None:
+    assert split_question("How do I build the site and then embed the widget?") == [
+        "How do I build the site",
+        "embed the widget?",
+    ]
+    assert split_question("Which CSP does it need, and why does the box stay?") == [
+        "Which CSP does it need",
+        "why does the box stay?",
+    ]
+    assert split_question("What is X and how do I set it? Where is Y?") == [
+        "What is X",
+        "how do I set it",
+        "Where is Y?",
+    ]
+    # "and" inside one part, and a single question, stay whole.
+    for whole in ("How do I add MkDocs and Sphinx sites?", "What does the error mean?"):
+        assert split_question(whole) == [whole]
+
+
+def test_a_strong_part_lifts_its_best_answer_and_a_weak_part_does_not() -> None:
+    def ranked(*pairs: tuple[str, float]) -> list[Passage]:
+        return [Passage("/p", name, "P", name, name, score=score) for name, score in pairs]
+
+    whole = ranked(("a", 10.0), ("b", 9.0), ("c", 8.0), ("d", 2.0))
+    strong_part = ranked(("d", 9.0), ("a", 1.0))  # its best scores 0.9 of the whole's best
+    weak_part = ranked(("e", 1.0))  # 0.1 of the whole's best
+    merged = _merged([whole, strong_part, weak_part])
+    assert [p.anchor for p in merged] == ["a", "d", "b", "c", "e"]
+    assert merged[0].score == 10.0  # scores stay on the whole question's scale
+    assert merged[1].score == pytest.approx(10.0 * (9.0 / 10.0) ** PART_STRENGTH)
+
+
+def test_hyphenated_compounds_are_found_as_written() -> None:
+    question = "Is the Fine-Tune step -- or a sub--folder, -x or y- -- in agentskit-web-ask?"
+    assert hyphenated_compounds(question) == ["fine-tune", "sub-folder", "agentskit-web-ask"]
+
+
+def test_splitting_a_huge_question_stays_linear() -> None:
+    import time
+
+    # Patterns that backtrack took seconds on these (quadratic in the length).
+    for question in ("x" * 16_384, "a" + " " * 16_384 + "b", "a-" * 8_192):
+        started = time.perf_counter()
+        hyphenated_compounds(question)
+        split_question(question)
+        assert time.perf_counter() - started < 0.5

@@ -47,7 +47,7 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         _section("stream", "ask_command"),
     ),
     "render": (
-        "Ask widget: chunk-to-paint latency, render work 64 vs 512",
+        "Ask widget: chunk-to-paint latency, render work 4 vs 32, hostile markdown corpus",
         _section("render", "render_command"),
     ),
     "turn": (

@@ -17,8 +17,9 @@ For each retrieval under test, over the same SQLite index of the same corpus:
   retrieved, next to the share of answerable ones wrongly declined.
 
 The shipped retrieval is `DocsIndex.search`; the peer is a plain FTS5 BM25
-query (`DocsIndex.search_plain_bm25`): every word OR-ed, default column
-weights, no stopwords, stemming or threshold. Every figure is printed for the
+query (`DocsIndex.search_plain_bm25`): every word OR-ed, equal column
+weights, the index's own Porter stemming but no stopwords, prefixes, query
+expansion, floor or threshold. Every figure is printed for the
 tuning split, the held-out split (never looked at while tuning) and both.
 """
 

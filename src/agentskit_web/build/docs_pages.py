@@ -10,7 +10,7 @@ Why the details matter:
 - Heading ids use the backend's own rule (`docs_text.HeadingSlugger`, one per
   page, every heading in order, h1 included, over the same heading text), so
   a cited source `/docs/x.html#anchor` lands on its heading.
-- Links between pages (`embedding.md#the-html-snippet`) become `.html` links;
+- Links between pages (`embedding.md#embed-the-widget-the-html-snippet`) become `.html` links;
   a link to a page that is not published, or to a heading that does not
   exist, fails the build instead of shipping a dead link.
 - Every `./` path of the template (the loader, the knowledge artifact, links)

@@ -11,7 +11,13 @@ one *group* of alternatives, any of which may match:
 - typo repair: a word the docs never use is replaced by the docs word closest
   to it (one edit for short words, two for long ones), found through a
   trigram index of the docs' vocabulary, so "embeding" finds "embedding";
-- synonyms: a site-configured list of equivalent terms ("llm" ~ "model").
+- roots: a word the docs never use, that typo repair does not fix either, is
+  also searched without its derivational suffix ("builders" -> "build");
+- synonyms: a site-configured list of equivalent terms ("llm" ~ "model"); a
+  phrase that holds another of the group's words is left out (it would count
+  twice);
+- a hyphenated compound of the question ("fine-tune") is one unit for the
+  not-found test (retrieval.coverage_terms).
 
 `Vocabulary` is built once per index from the indexed text; a question is
 turned into groups in well under a millisecond on a docs-sized vocabulary.
@@ -207,6 +213,24 @@ class Vocabulary:
         return best[3] if best else None
 
 
+ROOT_SUFFIXES: Final = ("ability", "ation", "ments", "ment", "able", "ers", "est", "er")
+"""Derivational endings stripped from a word the docs never use ("builders" -> "build",
+"largest" -> "larg"): FTS5's Porter stemmer removes only inflections ("builders" ->
+"builder"), so a reader's derived form of a docs word would otherwise find nothing."""
+
+ROOT_MIN_CHARS: Final = 4
+"""The shortest root searched (as a prefix): shorter ones match too many unrelated words."""
+
+
+def derived_root(word: str, known: Callable[[str], bool]) -> str | None:
+    """The root of an unknown derived word that the docs use, as a prefix; else None."""
+    for suffix in ROOT_SUFFIXES:
+        root = word[: -len(suffix)]
+        if word.endswith(suffix) and len(root) >= ROOT_MIN_CHARS and known(root):
+            return root
+    return None
+
+
 def question_words(question: str, stopwords: frozenset[str], max_terms: int) -> list[str]:
     """The distinct searchable words of a question, in order (at most max_terms)."""
     words: list[str] = []
@@ -226,6 +250,7 @@ class QueryOptions:
     compounds: bool = True
     typos: bool = True
     synonyms: bool = True
+    roots: bool = True
 
 
 ALL_AIDS: Final = QueryOptions()
@@ -263,13 +288,27 @@ def term_groups(
             repaired = vocabulary.repair(word)
             if repaired is not None:
                 alternatives.append(Alternative((repaired,)))
+                found = True
+        if options.roots and not found:
+            root = derived_root(word, known)
+            if root is not None:
+                alternatives.append(Alternative((root,)))
         if options.synonyms and not known(word):
             # Only for words the docs do not use: expanding a docs word would let a
             # rare synonym outweigh the word the reader and the docs share.
             alternatives.extend(Alternative(other) for other in synonyms.get(word, ()))
-        groups.append(TermGroup(word, tuple(dict.fromkeys(alternatives))))
+        groups.append(TermGroup(word, _without_subsumed(alternatives)))
     groups.extend(_joined_and_phrase_groups(all_words, vocabulary, synonyms, stopwords, options))
     return groups
+
+
+def _without_subsumed(alternatives: Sequence[Alternative]) -> tuple[Alternative, ...]:
+    """The alternatives without repeats and without a phrase that holds a one-word
+    alternative ("language model" next to "model"): every passage with the phrase
+    also has the word, so BM25 would count that passage's match twice."""
+    unique = tuple(dict.fromkeys(alternatives))
+    words = {a.words[0] for a in unique if len(a.words) == 1}
+    return tuple(a for a in unique if len(a.words) == 1 or not words.intersection(a.words))
 
 
 def _joined_and_phrase_groups(

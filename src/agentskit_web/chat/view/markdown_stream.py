@@ -30,7 +30,7 @@ def _is_blank(line: str) -> bool:
     return line.strip(" \t\r\n") == ""
 
 
-def _fence_opening(line: str) -> tuple[str, int] | None:
+def fence_opening(line: str) -> tuple[str, int] | None:
     """(fence char, length) when `line` opens a fenced code block."""
     match = _FENCE_OPEN.fullmatch(line.rstrip("\r\n"))
     if match is None:
@@ -41,7 +41,7 @@ def _fence_opening(line: str) -> tuple[str, int] | None:
     return fence[0], len(fence)
 
 
-def _closes_fence(line: str, fence: tuple[str, int]) -> bool:
+def closes_fence(line: str, fence: tuple[str, int]) -> bool:
     body = line.rstrip("\r\n")
     stripped = body.lstrip(" ")
     if len(body) - len(stripped) > 3:
@@ -112,7 +112,7 @@ class MarkdownBlockSplitter:
         """Account for one complete line; returns the block it finished, if any."""
         if self._fence is not None:
             self._lines.append(line)
-            if _closes_fence(line, self._fence):
+            if closes_fence(line, self._fence):
                 self._fence = None
             return None
         if _is_blank(line):
@@ -129,7 +129,7 @@ class MarkdownBlockSplitter:
         self._lines.append(line)
         self._has_content = True
         self._after_blank = False
-        self._fence = _fence_opening(line)
+        self._fence = fence_opening(line)
         return finished
 
     def _starts_new_block(self, line: str) -> bool:

@@ -24,7 +24,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from .tree import Child, Node, element, is_relative_image, is_safe_link
+from .render_budget import RenderBudget
+from .render_limits import CODE_MAX_MARKERS, NESTING_MAX_DEPTH, TABLE_MAX_COLUMNS, TABLE_MAX_ROWS
+from .tree import Child, Node, element, is_relative_image, is_safe_link, walk
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -65,8 +67,8 @@ _HEADINGS: Final = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 # markdown-it stops nesting at `maxNesting` (20 levels; a list costs two: list
 # and item) and silently drops the lines below that depth. Text nested that
-# deeply is shown as plain text instead, so nothing a reader was sent vanishes.
-_MAX_NESTING_ESTIMATE: Final = 16
+# deeply (render_limits.NESTING_MAX_DEPTH) is shown as plain text instead, so
+# nothing a reader was sent vanishes.
 _CONTAINER_MARKER: Final = re.compile(r"[ \t]*(?:(>)|[-+*](?=[ \t]|$)|[0-9]{1,9}[.)](?=[ \t]|$))")
 
 _parser: "MarkdownIt | None" = None
@@ -95,13 +97,29 @@ class _Open:
     children: list[Child] = field(default_factory=list)
 
 
-class _TreeBuilder:
-    """Turns a flat open/close token stream into nested nodes, iteratively."""
+class _OutOfNodes(Exception):
+    """The message's node budget is spent: the tree stops growing here."""
 
-    def __init__(self) -> None:
+
+def _size(child: Child) -> int:
+    """Nodes in a subtree: its elements and text runs."""
+    return sum(1 for event, _item in walk(child) if event != "close")
+
+
+class _TreeBuilder:
+    """Turns a flat open/close token stream into nested nodes, iteratively, within a budget."""
+
+    def __init__(self, budget: RenderBudget) -> None:
         self._stack: list[_Open] = [_Open(None)]
+        self._budget = budget
+
+    def _spend(self, count: int) -> None:
+        if not self._budget.take_nodes(count):
+            raise _OutOfNodes
 
     def open(self, tag: str | None, attrs: dict[str, str] | None = None) -> None:
+        if tag is not None:
+            self._spend(1)
         self._stack.append(_Open(tag, attrs or {}))
 
     def close(self) -> None:
@@ -111,7 +129,7 @@ class _TreeBuilder:
         parent = self._stack[-1].children
         if done.tag is None:
             for child in done.children:
-                self.add(child)
+                self._place(child)  # already counted when it was added
         else:
             parent.append(element(done.tag, done.attrs, done.children))
 
@@ -119,6 +137,12 @@ class _TreeBuilder:
         """Append a child; adjacent text is merged so the DOM gets one text node per run."""
         if isinstance(child, str) and not child:
             return
+        children = self._stack[-1].children
+        if not (isinstance(child, str) and children and isinstance(children[-1], str)):
+            self._spend(1 if isinstance(child, str) else _size(child))
+        self._place(child)
+
+    def _place(self, child: Child) -> None:
         children = self._stack[-1].children
         if isinstance(child, str) and children and isinstance(children[-1], str):
             children[-1] += child
@@ -158,21 +182,29 @@ INVISIBLE_IN_CODE: Final = frozenset(
         0x00AD,  # SOFT HYPHEN
     ]
 )
+_INVISIBLE: Final = re.compile("[" + "".join(map(chr, sorted(INVISIBLE_IN_CODE))) + "]")
 INVISIBLE_WARNING: Final = (
     "This code contains {count} invisible or direction-changing character(s),"
     " shown as <U+...> markers; copying keeps the markers."
 )
 
 
-def _visible_code(code: str) -> tuple[tuple[Child, ...], int]:
-    """The code's text with each invisible character as a marked `<U+XXXX>`; and their count."""
-    if not any(ord(char) in INVISIBLE_IN_CODE for char in code):
-        return (code,), 0
+def _visible_code(code: str) -> tuple[tuple[Child, ...], int, bool]:
+    """The code's text with each invisible character as a marked `<U+XXXX>`; their count; cut?
+
+    After `CODE_MAX_MARKERS` markers the rest of the code is cut (never shown raw,
+    so no hidden character slips through).
+    """
+    if _INVISIBLE.search(code) is None:
+        return (code,), 0, False
     children: list[Child] = []
     start = 0
     count = 0
     for index, char in enumerate(code):
         if ord(char) in INVISIBLE_IN_CODE:
+            if count == CODE_MAX_MARKERS:
+                children.append(code[start:index])
+                return tuple(children), count, True
             if index > start:
                 children.append(code[start:index])
             children.append(element("span", {"class": "ak-invisible"}, (f"<U+{ord(char):04X}>",)))
@@ -180,7 +212,7 @@ def _visible_code(code: str) -> tuple[tuple[Child, ...], int]:
             count += 1
     if start < len(code):
         children.append(code[start:])
-    return tuple(children), count
+    return tuple(children), count, False
 
 
 def code_block(code: str, language: str | None = None) -> Node:
@@ -188,6 +220,11 @@ def code_block(code: str, language: str | None = None) -> Node:
 
     Invisible and bidi control characters are shown as markers, with a warning first.
     """
+    return _code_block(code, language)[0]
+
+
+def _code_block(code: str, language: str | None) -> tuple[Node, bool]:
+    """The code block, and whether its markers reached `CODE_MAX_MARKERS` and cut it."""
     code_attrs = {"class": f"language-{language}"} if language else {}
     pre_attrs = {"class": "ak-code"}
     if language:
@@ -202,13 +239,13 @@ def code_block(code: str, language: str | None = None) -> Node:
         },
         ("Copy",),
     )
-    text, hidden = _visible_code(code)
+    text, hidden, cut = _visible_code(code)
     pre = element("pre", pre_attrs, (element("code", code_attrs, text),))
     if not hidden:
-        return element("div", {"class": "ak-codeblock"}, (button, pre))
+        return element("div", {"class": "ak-codeblock"}, (button, pre)), cut
     said = INVISIBLE_WARNING.format(count=hidden)
     warning = element("p", {"class": "ak-invisible-warning", "role": "note"}, (said,))
-    return element("div", {"class": "ak-codeblock"}, (warning, button, pre))
+    return element("div", {"class": "ak-codeblock"}, (warning, button, pre)), cut
 
 
 def _container_attrs(token: "Token", tag: str) -> dict[str, str]:
@@ -280,13 +317,15 @@ def _inline(builder: _TreeBuilder, tokens: "list[Token]") -> None:
             builder.add(token.content)
 
 
-def _block(builder: _TreeBuilder, token: "Token") -> None:
+def _block(builder: _TreeBuilder, token: "Token", budget: RenderBudget) -> None:
     kind = token.type
     if kind == "inline":
         _inline(builder, token.children or [])
     elif kind in ("fence", "code_block"):
         language = _language(token.info) if kind == "fence" else None
-        builder.add(code_block(token.content, language))
+        block, cut = _code_block(token.content, language)
+        budget.shortened = budget.shortened or cut
+        builder.add(block)
     elif kind == "hr":
         builder.add(element("hr"))
     elif token.hidden and token.nesting == 1:  # tight-list paragraphs: children only
@@ -317,24 +356,69 @@ def _nesting_estimate(line: str) -> int:
 
 def too_deep(source: str) -> bool:
     """True when some line may nest deeper than markdown-it renders (see above)."""
-    return any(_nesting_estimate(line) >= _MAX_NESTING_ESTIMATE for line in source.split("\n"))
+    return any(_nesting_estimate(line) >= NESTING_MAX_DEPTH for line in source.split("\n"))
 
 
-def markdown_to_tree(source: str) -> tuple[Child, ...]:
-    """The block-level nodes for a markdown text; never raises on any string.
+class _TableLimits:
+    """Counts the rows of the current table and the cells of the current row."""
 
-    Text nested too deeply to render, or an unexpected parser failure, is
-    shown as one plain paragraph.
+    def __init__(self) -> None:
+        self.rows = 0
+        self.cells = 0
+
+    def refuses(self, kind: str) -> bool:
+        """True when the token opens a row or cell past `TABLE_MAX_ROWS`/`TABLE_MAX_COLUMNS`."""
+        if kind == "table_open":
+            self.rows = 0
+        elif kind == "tr_open":
+            self.rows += 1
+            self.cells = 0
+            return self.rows > TABLE_MAX_ROWS
+        elif kind in ("th_open", "td_open"):
+            self.cells += 1
+            return self.cells > TABLE_MAX_COLUMNS
+        return False
+
+
+def _build(tokens: "list[Token]", budget: RenderBudget) -> tuple[Child, ...]:
+    """The nodes for a token stream; rows and cells past the table limits are left out."""
+    builder = _TreeBuilder(budget)
+    table = _TableLimits()
+    skipping = 0  # nesting inside a left-out row or cell
+    try:
+        for token in tokens:
+            if skipping:
+                skipping += token.nesting
+                continue
+            if token.nesting == 1 and table.refuses(token.type):
+                budget.shortened = True
+                skipping = 1
+                continue
+            _block(builder, token, budget)
+    except _OutOfNodes:
+        pass  # the budget marked the message shortened; keep what was built
+    return builder.finish()
+
+
+def markdown_to_tree(source: str, budget: RenderBudget | None = None) -> tuple[Child, ...]:
+    """The block-level nodes for a markdown text, within `budget`; never raises on any string.
+
+    Without a budget the text gets a whole message's (render_limits.py). What
+    does not fit is cut and `budget.shortened` set. Text nested too deeply to
+    render, or an unexpected parser failure, is shown as one plain paragraph.
     """
     if not isinstance(source, str) or not source:
         return ()
-    if too_deep(source):
-        return (element("p", {"class": "ak-plain"}, (source,)),)
+    budget = RenderBudget() if budget is None else budget
+    if too_deep(source[: budget.chars + 1]):  # shown as plain text: only its characters count
+        plain = budget.take_plain(source)
+        if not plain or not budget.take_nodes(2):
+            return ()
+        return (element("p", {"class": "ak-plain"}, (plain,)),)
+    source = budget.take_source(source)
+    if not source:
+        return ()
     try:
-        tokens = markdown_parser().parse(source)
-        builder = _TreeBuilder()
-        for token in tokens:
-            _block(builder, token)
-        return builder.finish()
+        return _build(markdown_parser().parse(source), budget)
     except Exception:  # rendering must never fail a message: fall back to plain text
-        return (element("p", None, (source,)),)
+        return (element("p", None, (source,)),) if budget.take_nodes(2) else ()
