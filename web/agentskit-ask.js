@@ -138,6 +138,7 @@ async function startRuntime(report) {
   const total = files.reduce((sum, file) => sum + file.size, 0);
   let done = 0;
   report({ done, total });
+  const started = startPyodide(); // first, so its module request is not queued behind ours
   const downloads = Promise.all(
     files.map((file) =>
       download(runtimeURL(file.name), (bytes) => {
@@ -146,11 +147,11 @@ async function startRuntime(report) {
       }),
     ),
   );
-  const [fetched, started] = await Promise.allSettled([downloads, startPyodide()]);
+  const [fetched, booted] = await Promise.allSettled([downloads, started]);
   if (fetched.status === "rejected") throw fetched.reason;
-  if (started.status === "rejected") throw started.reason;
+  if (booted.status === "rejected") throw booted.reason;
   report({ starting: true });
-  const python = await installPackages(started.value);
+  const python = await installPackages(booted.value);
   rememberFetched();
   return python;
 }
