@@ -415,15 +415,20 @@ def _same_final_state(
     return latest
 
 
+def _streaming_with_recorder(page: Page, proxy: CuttingProxy) -> None:
+    """Open the page through the proxy, ask, and record connection notices once text streams."""
+    page.goto(proxy.url + "/")
+    wait_for_state(page, "ready")
+    _ask(page, QUESTION)
+    page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
+    page.evaluate(CONNECTION_RECORDER)
+
+
 def test_a_connection_cut_mid_turn_resumes_to_the_same_final_state(
     browser: Browser, demo: DemoServer
 ) -> None:
     with _through_proxy(browser, demo) as (proxy, page, requests):
-        page.goto(proxy.url + "/")
-        wait_for_state(page, "ready")
-        _ask(page, QUESTION)
-        page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
-        page.evaluate(CONNECTION_RECORDER)
+        _streaming_with_recorder(page, proxy)
         proxy.cut()  # every connection drops mid-turn, the answer's stream included
         answer = _settled(page, 1)
         _same_final_state(page, demo, answer, requests)
@@ -438,11 +443,7 @@ def test_a_server_down_for_a_while_shows_reconnecting_until_it_is_back(
 ) -> None:
     down_seconds = 3.0  # past the first three backoffs (0.2 + 0.5 + 1 s), within all six
     with _through_proxy(browser, demo) as (proxy, page, requests):
-        page.goto(proxy.url + "/")
-        wait_for_state(page, "ready")
-        _ask(page, QUESTION)
-        page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
-        page.evaluate(CONNECTION_RECORDER)
+        _streaming_with_recorder(page, proxy)
         proxy.cut(down_seconds)
         region = page.locator("agentskit-ask .ak-connection")
         expect(region).to_be_visible(timeout=5_000)
@@ -545,11 +546,7 @@ def test_a_server_that_stays_down_ends_in_an_error_with_retry_that_works_once_it
     browser: Browser, demo: DemoServer
 ) -> None:
     with _through_proxy(browser, demo) as (proxy, page, requests):
-        page.goto(proxy.url + "/")
-        wait_for_state(page, "ready")
-        _ask(page, QUESTION)
-        page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
-        page.evaluate(CONNECTION_RECORDER)
+        _streaming_with_recorder(page, proxy)
         proxy.cut(down_seconds=120)  # longer than every resume attempt together (15.7 s)
         region = page.locator("agentskit-ask .ak-connection")
         expect(region).to_be_visible(timeout=5_000)
