@@ -6,6 +6,7 @@ import contextlib
 import http.server
 import json
 import os
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from agentskit_web.bench.harness import harness_html, runtime_path
 from agentskit_web.server.demo_server import DemoConfig, DemoServer
@@ -176,3 +177,17 @@ class BackgroundServer:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+def ask(page: Page, question: str) -> None:
+    """Type a question into the widget and send it, as a reader does."""
+    field = page.locator("agentskit-ask .ak-input")
+    field.fill(question)
+    field.press("Enter")
+
+
+def settled(page: Page, count: int) -> Any:
+    """The `count`-th answer once it has stopped streaming (complete or error)."""
+    answer = page.locator("agentskit-ask .ak-assistant").nth(count - 1)
+    expect(answer).to_have_attribute("data-status", re.compile("complete|error"), timeout=30_000)
+    return answer

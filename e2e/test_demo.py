@@ -14,14 +14,13 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, Request, expect
 
 from agentskit_web.server.demo_server import DemoServer
-from e2e_support import Watch, running_demo, wait_for_state
+from e2e_support import Watch, ask, running_demo, settled, wait_for_state
 
 STREAM_PACE_SECONDS = 0.02  # slow enough to see the text grow, fast enough for a test
 DOCS_QUESTION = "How do I configure rate limiting?"
@@ -69,18 +68,6 @@ def _ask_requests(context: BrowserContext) -> list[Request]:
     return asked
 
 
-def _ask(page: Page, question: str) -> None:
-    field = page.locator("agentskit-ask .ak-input")
-    field.fill(question)
-    field.press("Enter")
-
-
-def _settled(page: Page, count: int) -> Any:
-    answer = page.locator("agentskit-ask .ak-assistant").nth(count - 1)
-    expect(answer).to_have_attribute("data-status", re.compile("complete|error"), timeout=30_000)
-    return answer
-
-
 def _ready(page: Page) -> None:
     wait_for_state(page, "ready")
     expect(page.locator("agentskit-ask")).to_have_attribute("data-knowledge", "ready")
@@ -101,10 +88,10 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     expect(page.locator("nav.site-nav a")).to_have_count(9)  # home + the eight docs pages
 
     # 1. A question about the docs streams: text shows while the answer is still open.
-    _ask(page, DOCS_QUESTION)
+    ask(page, DOCS_QUESTION)
     early = page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
     early_length = int(early.json_value())
-    answer = _settled(page, 1)
+    answer = settled(page, 1)
     expect(answer).to_have_attribute("data-status", "complete")
     final_text = answer.locator(".ak-body").text_content() or ""
     assert 0 < early_length < len(final_text.strip()), "the answer arrived in one piece"
@@ -151,8 +138,8 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     # 5. Backend stopped: an FAQ question is answered in the page, with no request.
     demo.stop()
     before = len(asked)
-    _ask(docs_page, FAQ_QUESTION)
-    local = _settled(docs_page, 2)
+    ask(docs_page, FAQ_QUESTION)
+    local = settled(docs_page, 2)
     expect(local).to_have_attribute("data-status", "complete")
     expect(local.locator(".ak-message-note")).to_have_text(LOCAL_NOTE)
     expect(local).to_contain_text("served by your own site")
@@ -162,8 +149,8 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     assert len(asked) == before, "a local answer makes no Ask request"
 
     # 6. Any other question: one attempt (with the escalation), then a plain offline message.
-    _ask(docs_page, OFFLINE_QUESTION)
-    failed = _settled(docs_page, 3)
+    ask(docs_page, OFFLINE_QUESTION)
+    failed = settled(docs_page, 3)
     expect(failed).to_have_attribute("data-status", "error")
     expect(failed.locator("[role=alert]")).to_contain_text("offline")
     assert len(asked) == before + 1
@@ -180,10 +167,10 @@ def test_edit_on_the_ask_path_asks_again_with_the_edited_history(
     asked = _ask_requests(context)
     page.goto(demo.url + "/")
     _ready(page)
-    _ask(page, DOCS_QUESTION)
-    _settled(page, 1)
-    _ask(page, OFFLINE_QUESTION)
-    _settled(page, 2)
+    ask(page, DOCS_QUESTION)
+    settled(page, 1)
+    ask(page, OFFLINE_QUESTION)
+    settled(page, 2)
     question = page.locator("agentskit-ask .ak-user").first
     question.locator("button.ak-edit").click()
     field = question.locator("textarea.ak-edit-input")
@@ -197,7 +184,7 @@ def test_edit_on_the_ask_path_asks_again_with_the_edited_history(
     request = json.loads(asked[2].post_data or "{}")
     assert request["messages"] == [{"role": "user", "content": EDITED_QUESTION}]
     expect(page.locator("agentskit-ask .ak-message")).to_have_count(2)
-    answer = _settled(page, 1)
+    answer = settled(page, 1)
     expect(answer).to_have_attribute("data-status", "complete")
     expect(page.locator("agentskit-ask .ak-user-text")).to_have_text(EDITED_QUESTION)
     assert _messages(page) == ["user", "assistant"]

@@ -33,7 +33,7 @@ from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.chat.widget_config import DEFAULT_STRINGS
 from agentskit_web.server.demo_server import DemoServer
 from agentskit_web.server.static import LOOPBACK
-from e2e_support import Watch, running_demo, wait_for_state
+from e2e_support import Watch, ask, running_demo, settled, wait_for_state
 
 PACE_SECONDS = 0.02
 QUESTION = "How do I configure rate limiting?"
@@ -100,18 +100,6 @@ def _turn_requests(context: BrowserContext) -> list[Request]:
     return seen
 
 
-def _ask(page: Page, question: str) -> None:
-    field = page.locator("agentskit-ask .ak-input")
-    field.fill(question)
-    field.press("Enter")
-
-
-def _settled(page: Page, count: int) -> Any:
-    answer = page.locator("agentskit-ask .ak-assistant").nth(count - 1)
-    expect(answer).to_have_attribute("data-status", re.compile("complete|error"), timeout=30_000)
-    return answer
-
-
 def _submits(requests: list[Request]) -> list[dict[str, Any]]:
     return [json.loads(r.post_data or "{}") for r in requests if r.method == "POST"]
 
@@ -142,9 +130,9 @@ def test_a_turn_streams_completes_and_sequences_rise(
     page.goto(demo.url + "/")
     wait_for_state(page, "ready")
 
-    _ask(page, QUESTION)
+    ask(page, QUESTION)
     early = page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
-    answer = _settled(page, 1)
+    answer = settled(page, 1)
     expect(answer).to_have_attribute("data-status", "complete")
     final_text = answer.locator(".ak-body").text_content() or ""
     assert 0 < int(early.json_value()) < len(final_text.strip()), "the answer arrived in one piece"
@@ -157,8 +145,8 @@ def test_a_turn_streams_completes_and_sequences_rise(
     after_first = _latest(page, session)
     assert after_first["payload"]["status"] == "complete"
 
-    _ask(page, SECOND)
-    _settled(page, 2)
+    ask(page, SECOND)
+    settled(page, 2)
     second = _submits(requests)[-1]
     assert second["sessionId"] == session and second["turnId"] != first["turnId"]
     after_second = _latest(page, session)
@@ -180,8 +168,8 @@ def test_regenerate_sends_lineage_and_reload_restores_from_the_server(
     requests = _turn_requests(context)
     page.goto(demo.url + "/")
     wait_for_state(page, "ready")
-    _ask(page, QUESTION)
-    answer = _settled(page, 1)
+    ask(page, QUESTION)
+    answer = settled(page, 1)
     answer.hover()
     answer.locator(".ak-regenerate").click()
     for _ in range(300):  # the click starts the submit from a task: wait until it is sent
@@ -189,7 +177,7 @@ def test_regenerate_sends_lineage_and_reload_restores_from_the_server(
             break
         page.wait_for_timeout(100)
     expect(page.locator("agentskit-ask .ak-assistant")).to_have_count(1)
-    answer = _settled(page, 1)
+    answer = settled(page, 1)
     expect(answer).to_have_attribute("data-status", "complete")
     first, regenerate = _submits(requests)
     lineage = regenerate["payload"]["lineage"]
@@ -231,10 +219,10 @@ def test_edit_replaces_the_question_and_what_followed_with_lineage_and_survives_
     requests = _turn_requests(context)
     page.goto(demo.url + "/")
     wait_for_state(page, "ready")
-    _ask(page, QUESTION)
-    _settled(page, 1)
-    _ask(page, SECOND)
-    old_second = _settled(page, 2).locator(".ak-body").text_content() or ""
+    ask(page, QUESTION)
+    settled(page, 1)
+    ask(page, SECOND)
+    old_second = settled(page, 2).locator(".ak-body").text_content() or ""
     first = _submits(requests)[0]
     questions = page.locator("agentskit-ask .ak-user")
 
@@ -266,7 +254,7 @@ def test_edit_replaces_the_question_and_what_followed_with_lineage_and_survives_
     questions.first.locator("button[data-ui=edit-save]").click()
     _wait_for_submits(page, requests, 3)
     expect(page.locator("agentskit-ask .ak-message")).to_have_count(2)
-    answer = _settled(page, 1)
+    answer = settled(page, 1)
     expect(answer).to_have_attribute("data-status", "complete")
     edit_submit = _submits(requests)[2]
     assert edit_submit["payload"]["input"] == EDITED
@@ -419,7 +407,7 @@ def _streaming_with_recorder(page: Page, proxy: CuttingProxy) -> None:
     """Open the page through the proxy, ask, and record connection notices once text streams."""
     page.goto(proxy.url + "/")
     wait_for_state(page, "ready")
-    _ask(page, QUESTION)
+    ask(page, QUESTION)
     page.wait_for_function(TEXT_WHILE_STREAMING, polling="raf", timeout=30_000)
     page.evaluate(CONNECTION_RECORDER)
 
@@ -430,7 +418,7 @@ def test_a_connection_cut_mid_turn_resumes_to_the_same_final_state(
     with _through_proxy(browser, demo) as (proxy, page, requests):
         _streaming_with_recorder(page, proxy)
         proxy.cut()  # every connection drops mid-turn, the answer's stream included
-        answer = _settled(page, 1)
+        answer = settled(page, 1)
         _same_final_state(page, demo, answer, requests)
         # Reconnecting was shown, then went away when the resume succeeded.
         assert page.evaluate("() => window.__akConnection") == [True, False]
@@ -459,7 +447,7 @@ def test_a_server_down_for_a_while_shows_reconnecting_until_it_is_back(
             expect(region).to_be_visible()
         expect(region).to_be_hidden(timeout=30_000)
         assert not proxy.down and proxy.refused >= 1, "resumed only once the server was back"
-        answer = _settled(page, 1)
+        answer = settled(page, 1)
         _same_final_state(page, demo, answer, requests)
         assert page.evaluate("() => window.__akConnection") == [True, False]
         gets = [r for r in requests if r.method == "GET"]
@@ -533,8 +521,8 @@ def test_replayed_stale_and_foreign_snapshots_are_inert_in_the_page(
     page.route("**/api/turn", scripted)
     page.goto(demo.url + "/")
     wait_for_state(page, "ready")
-    _ask(page, QUESTION)
-    answer = _settled(page, 1)
+    ask(page, QUESTION)
+    answer = settled(page, 1)
     expect(answer).to_have_attribute("data-status", "complete")
     shown = answer.locator(".ak-body").text_content() or ""
     assert "Scripted answer." in shown and "Done." in shown
@@ -550,7 +538,7 @@ def test_a_server_that_stays_down_ends_in_an_error_with_retry_that_works_once_it
         proxy.cut(down_seconds=120)  # longer than every resume attempt together (15.7 s)
         region = page.locator("agentskit-ask .ak-connection")
         expect(region).to_be_visible(timeout=5_000)
-        answer = _settled(page, 1)
+        answer = settled(page, 1)
         expect(answer).to_have_attribute("data-status", "error")
         expect(region).to_be_hidden()
         assert page.evaluate("() => window.__akConnection") == [True, False]
@@ -564,7 +552,7 @@ def test_a_server_that_stays_down_ends_in_an_error_with_retry_that_works_once_it
         proxy.down_until = 0.0  # the server is back
         retry.click()
         _wait_for_submits(page, requests, 2)
-        answer = _settled(page, 1)
+        answer = settled(page, 1)
         expect(answer).to_have_attribute("data-status", "complete")
         first, again = _submits(requests)
         assert again["payload"]["lineage"]["parentTurnId"] == first["turnId"]

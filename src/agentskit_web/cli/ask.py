@@ -15,7 +15,7 @@ from typing import TextIO
 from ..chat.ask.adapter import create_ask_adapter
 from ..protocol.limits import ASK_CONNECT_DEADLINE_SECONDS
 from ..transports.httpx_transport import HttpxTransport
-from .output import AnswerPrinter, terminal_safe
+from .output import AnswerPrinter, endpoint_argument_error, terminal_safe
 
 __all__ = ["ask", "main", "terminal_safe"]
 
@@ -74,11 +74,9 @@ async def ask(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: `agentskit-web ask URL "question" [--corpus C] [--persona P] [--timeout S]`."""
     arguments = _parser().parse_args(argv)
-    if not arguments.url.lower().startswith(("http://", "https://")):
-        sys.stderr.write("error: URL must be an absolute http(s) URL\n")
-        return 2
-    if not arguments.timeout > 0:
-        sys.stderr.write("error: --timeout must be positive\n")
+    usage_error = endpoint_argument_error(arguments.url, arguments.timeout)
+    if usage_error is not None:
+        sys.stderr.write(f"error: {usage_error}\n")
         return 2
     try:
         return asyncio.run(ask(arguments, sys.stdout, sys.stderr))

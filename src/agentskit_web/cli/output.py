@@ -64,3 +64,12 @@ class AnswerPrinter:
         for frame in self.frames:
             self.out.write(terminal_safe("\n" + "\n".join(source_lines(frame)) + "\n"))
         self.out.flush()
+
+
+def endpoint_argument_error(url: str, timeout: float) -> str | None:
+    """The usage error of the URL and timeout `ask` and `turn` both take, or None."""
+    if not url.lower().startswith(("http://", "https://")):
+        return "URL must be an absolute http(s) URL"
+    if not timeout > 0:
+        return "--timeout must be positive"
+    return None

@@ -19,7 +19,7 @@ from ..protocol.content import ASSISTANT_CONTENT_PREFIX
 from ..protocol.identifiers import is_safe_id
 from ..protocol.limits import ASK_CONNECT_DEADLINE_SECONDS
 from ..transports.httpx_transport import HttpxTransport
-from .output import AnswerPrinter, terminal_safe
+from .output import AnswerPrinter, endpoint_argument_error, terminal_safe
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -127,11 +127,9 @@ async def turn(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: `agentskit-web turn URL "question" [--session ID] [--resume] [--lineage]`."""
     arguments = _parser().parse_intermixed_args(argv)
-    if not arguments.url.lower().startswith(("http://", "https://")):
-        sys.stderr.write("error: URL must be an absolute http(s) URL\n")
-        return 2
-    if not arguments.timeout > 0:
-        sys.stderr.write("error: --timeout must be positive\n")
+    usage_error = endpoint_argument_error(arguments.url, arguments.timeout)
+    if usage_error is not None:
+        sys.stderr.write(f"error: {usage_error}\n")
         return 2
     if arguments.session is not None and not is_safe_id(arguments.session):
         sys.stderr.write("error: --session must be a session id (letters, digits, ._:-)\n")
