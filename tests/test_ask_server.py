@@ -841,7 +841,7 @@ def test_corrupt_session_record_is_500_internal(docs: Path) -> None:
 # --------------------------------------------------------------------------- metrics privacy
 
 
-SECRET_QUESTION = "How do I install the widget with pip for PAPAYA-7781?"
+SECRET_QUESTION = "How do I install the widget in my page template for PAPAYA-7781?"
 
 
 def test_metrics_never_contain_prompts_answers_sources_or_ids(docs: Path, tmp_path: Path) -> None:

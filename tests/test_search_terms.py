@@ -339,6 +339,73 @@ def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
         index.close()
 
 
+SCATTERED_DOCS = {
+    "guide.md": (
+        "# Guide\n\n## Install\n\nInstall the package with pip.\n\n"
+        "## Themes\n\nThe dark theme follows the page.\n\n"
+        "## Proxies\n\nA proxy in front forwards the address.\n\n"
+        + "".join(f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(6))
+    )
+}
+SCATTERED_ONE_PART = "pip theme proxy"
+SCATTERED_THREE_PARTS = "How do I use pip, and which theme, and what about a proxy?"
+
+
+def test_a_one_part_question_must_be_covered_by_its_best_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentskit_web.server.retrieval as retrieval
+
+    index = DocsIndex.from_folder(write(tmp_path / "s", SCATTERED_DOCS))
+    try:
+        # Each word is in its own section: the best one holds a third of the question.
+        assert retrieval.COVERAGE_PASSAGES_PER_PART == 1
+        assert index.search(SCATTERED_ONE_PART, 3) == []
+        # A question of three parts may combine three sections, one per part.
+        found = index.search(SCATTERED_THREE_PARTS, 3)
+        assert {p.anchor for p in found} == {"install", "themes", "proxies"}
+        # Past the bound (three passages per part), the scattered words pass.
+        monkeypatch.setattr(retrieval, "COVERAGE_PASSAGES_PER_PART", 3)
+        assert index.search(SCATTERED_ONE_PART, 3)
+    finally:
+        index.close()
+
+
+def _coverage_of(index: DocsIndex, question: str, depth: int) -> float:
+    """The share `DocsIndex.search` compares with NOT_FOUND_COVERAGE, computed the same way."""
+    import agentskit_web.server.retrieval as retrieval
+
+    groups = index.groups(question)
+    match = retrieval.match_expression(groups)
+    assert match is not None
+    with index._lock:
+        rows = index._db.execute(
+            f"SELECT rowid FROM chunks WHERE chunks MATCH ? ORDER BY {retrieval._RANK} LIMIT ?",
+            (match, depth),
+        ).fetchall()
+        top = [row[0] for row in rows]
+        weights = index._word_weights(coverage_terms(question, groups), top)
+    return retrieval._coverage(weights, set(top))
+
+
+def test_the_not_found_threshold_keeps_a_question_at_it_and_declines_one_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentskit_web.server.retrieval as retrieval
+
+    index = DocsIndex.from_folder(write(tmp_path / "s", SCATTERED_DOCS))
+    try:
+        question = "pip proxy"
+        share = _coverage_of(index, question, retrieval.COVERAGE_PASSAGES_PER_PART)
+        assert 0.0 < share < 1.0
+        monkeypatch.setattr(retrieval, "NOT_FOUND_COVERAGE", share)
+        assert index.search(question, 3)
+        monkeypatch.setattr(retrieval, "NOT_FOUND_COVERAGE", share + 1e-9)
+        assert index.search(question, 3) == []
+    finally:
+        index.close()
+
+
 def test_a_question_of_two_parts_is_split_where_the_second_part_starts() -> None:
     assert split_question("How do I build the site and then embed the widget?") == [
         "How do I build the site",
