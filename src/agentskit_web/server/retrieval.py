@@ -721,8 +721,9 @@ class DocsIndex:
         score is then weighed down for a page's top section
         (`PAGE_TOP_WEIGHT`). One passage per section is kept and none that
         nearly repeats a better one; passages far below the best are dropped;
-        and nothing at all is returned when the best passages together hold
-        too little of the question (`NOT_FOUND_COVERAGE`). A question of two
+        and nothing at all is returned when the best passage (one per part of
+        the question: `COVERAGE_PASSAGES_PER_PART`) holds too little of the
+        question (`NOT_FOUND_COVERAGE`). A question of two
         parts ("how do I X, and what happens when Y?") is also searched part by
         part, so the answer to the second part is not crowded out by the first.
         """
