@@ -406,6 +406,40 @@ def test_the_not_found_threshold_keeps_a_question_at_it_and_declines_one_under_i
         index.close()
 
 
+PASSING_DOCS = {
+    "guide.md": (
+        "# Guide\n\n## Install\n\nInstall the package with pip. A page view costs one "
+        "script.\n\n## Themes\n\nThe dark theme follows the page.\n\n"
+        + "".join(f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(6))
+    )
+}
+
+
+def test_a_word_used_in_passing_is_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentskit_web.server.retrieval as retrieval
+
+    index = DocsIndex.from_folder(write(tmp_path / "p", PASSING_DOCS))
+    try:
+        # Two words (the bound): the best section holds one, in its text only. The rare
+        # word alone outweighs the common one, so the coverage threshold lets it pass.
+        question = "How much do colours cost?"
+        assert len(coverage_terms(question, index.groups(question))) == retrieval.PASSING_MIN_TERMS
+        assert index.search(question, 3) == []
+        monkeypatch.setattr(retrieval, "NOT_FOUND_COVERAGE", 0.0)
+        assert index.search(question, 3) == []
+        # One word (under the bound): finding it is all the question asked for.
+        assert [p.anchor for p in index.search("cost?", 3)] == ["install"]
+        # The one word held in a heading is what the section is about.
+        assert [p.anchor for p in index.search("colours of the themes", 3)][:1] == ["themes"]
+        # With the bound raised past two words, the passing mention is answered again.
+        monkeypatch.setattr(retrieval, "PASSING_MIN_TERMS", retrieval.PASSING_MIN_TERMS + 1)
+        assert [p.anchor for p in index.search(question, 3)][:1] == ["install"]
+    finally:
+        index.close()
+
+
 def test_a_question_of_two_parts_is_split_where_the_second_part_starts() -> None:
     assert split_question("How do I build the site and then embed the widget?") == [
         "How do I build the site",

@@ -89,6 +89,16 @@ site, and then embed the widget") may combine two sections, one per part. Chosen
 the tuning split: 1 declines one more unanswerable question there than the former
 fixed depth of 3 and keeps every answerable one; the held-out split scores the same."""
 
+PASSING_MIN_TERMS: Final = 2
+"""A question of at least this many words (coverage terms) is declined when its best
+passages (one per part) hold only one of them, and that one only in their text, not in
+a heading or page title: a word used in passing, often in another sense ("costs" as a
+verb for "how much does it cost"), is no answer even when it weighs enough to pass
+NOT_FOUND_COVERAGE beside a common word. A one-word question is exempt: its word
+found anywhere is all it asked for. Chosen on the tuning split: it declines one more
+unanswerable question there and keeps every answerable one; the held-out split
+scores the same."""
+
 COVERAGE_MIN_CHARS: Final = 3
 """Shorter words ("ui", "v2") and numbers say too little about the topic to count for or
 against it."""
@@ -765,14 +775,14 @@ class DocsIndex:
                     sql, (match, limit * CANDIDATES_PER_RESULT)
                 ).fetchall()
                 top = [row[0] for row in rows[: coverage_depth or 0]]  # BM25's own best
-                weights = (
-                    self._word_weights(coverage_terms(question, groups), top)
-                    if coverage_depth is not None
-                    else []
-                )
+                terms = coverage_terms(question, groups) if coverage_depth is not None else []
+                weights = self._word_weights(terms, top)
+                passing = coverage_depth is not None and self._in_passing(terms, weights, top)
         except sqlite3.Error as error:
             raise RetrievalError("Docs index query failed.") from error
-        declined = coverage_depth is not None and _coverage(weights, set(top)) < NOT_FOUND_COVERAGE
+        declined = coverage_depth is not None and (
+            passing or _coverage(weights, set(top)) < NOT_FOUND_COVERAGE
+        )
         if not rows or declined:
             return []
         asked = terms_of(question) | {
@@ -797,6 +807,26 @@ class DocsIndex:
         return Passage(
             path, anchor or None, page_title, heading, body, code, score=-float(rank) * factor
         )
+
+    def _in_passing(
+        self,
+        terms: Sequence[tuple[str, str]],
+        weights: Sequence[tuple[float, set[int]]],
+        rowids: Sequence[int],
+    ) -> bool:
+        """Whether the given chunks share only one of a question's several words, and that
+        one only in their text, not in a heading or page title (lock held): a passing
+        mention ("costs" in "a page view costs that script") of a question about
+        something else ("how much does it cost"). See PASSING_MIN_TERMS."""
+        if len(terms) < PASSING_MIN_TERMS:
+            return False
+        held = [
+            expression for (_, expression), (_, hits) in zip(terms, weights, strict=True) if hits
+        ]
+        if len(held) != 1:
+            return False
+        titled = self._rows_matching(f"{{page_title heading}} : ({held[0]})")
+        return not titled.intersection(rowids)
 
     def _words_of(self, passage: Passage) -> frozenset[str]:
         """`word_set`, remembered per chunk (at most one entry per indexed chunk)."""
