@@ -233,9 +233,7 @@ def precompile_wheels(
     compiler = Compiler(paths.web, runtime["pyodide"], runtime["python"])
     drops = {wheel: WHEEL_DROPS.get(_distribution(wheel), ()) for wheel in pinned}
     try:
-        return compile_wheels(
-            [*pinned, *own], compiler, paths.cache, drops=drops
-        )
+        return compile_wheels([*pinned, *own], compiler, paths.cache, drops=drops)
     except CompileError as error:
         raise BuildError(f"precompiling the page's wheels: {error}") from None
 
