@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..page_packages import INSTALLED_AFTER_READY, PAGE_PACKAGE
+
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -109,7 +111,7 @@ try {{
   const pyodide = await loadPyodide({{
     indexURL: runtime,
     lockFileURL: runtime + "pyodide-lock.json",
-    packages: ["agentskit-web"],
+    packages: {json.dumps([PAGE_PACKAGE, *INSTALLED_AFTER_READY])},
   }});
   {extra}
   window.akPy = pyodide;

@@ -53,6 +53,7 @@ from ..chat.view.component_view import (
     build_component_event,
 )
 from ..chat.widget_config import WidgetConfig, config_from_attributes, suggestions_from_attribute
+from ..page_packages import INSTALLED_AFTER_READY
 from .conversation_view import ConversationView
 from .dom_render import DomBuilder, UrlPolicy
 from .js_values import attribute, present
@@ -150,8 +151,13 @@ class AskWidget:
             text=config.text,
             schedule_later=self._schedule_later,
         )
-        self.conversation.subscribe(self.view.handle)
-        self.conversation.subscribe(self._after_event)
+        # Until the packages installed after ready are in (markdown), events wait in order.
+        self._held: list[ConversationEvent] | None = None
+        later = install_later_packages()
+        if not later.done():
+            self._held = []
+            later.add_done_callback(lambda _task: self._release_held())
+        self.conversation.subscribe(self._on_event)
         self._wire()
         for text in notices:
             self.notice(text)
@@ -322,6 +328,23 @@ class AskWidget:
         """Say something once, discreetly, in the status line."""
         self.status.textContent = text
         self.host.setAttribute("data-notice", text)
+
+    @property
+    def holding(self) -> bool:
+        """Whether events wait for the packages installed after ready."""
+        return self._held is not None
+
+    def _on_event(self, event: ConversationEvent) -> None:
+        if self._held is not None:
+            self._held.append(event)
+            return
+        self.view.handle(event)
+        self._after_event(event)
+
+    def _release_held(self) -> None:
+        held, self._held = self._held or [], None
+        for event in held:
+            self._on_event(event)
 
     def _after_event(self, event: ConversationEvent) -> None:
         empty = not self.conversation.messages
@@ -745,6 +768,8 @@ async def mount(
             widget.input.setSelectionRange(caret, caret)
     _mounted.append(widget)
     await widget.start()
+    if widget.holding and widget.conversation.messages:
+        await install_later_packages()  # a restored conversation is drawn before ready
     if knowledge is None and settings.knowledge_url:
         # Questions wait for the artifact, so an FAQ question asked right away is still local.
         widget.conversation.knowledge_pending = spawn(
@@ -780,8 +805,33 @@ async def _load_knowledge(widget: AskWidget, url: str) -> None:
     widget.host.setAttribute("data-knowledge", "ready" if usable else "unavailable")
 
 
+_later_packages: "asyncio.Task[None] | None" = None
+
+
+def install_later_packages() -> "asyncio.Task[None]":
+    """Install the packages left out of the boot (`page_packages.INSTALLED_AFTER_READY`),
+    once per page; the task ends when they are in or have failed (markdown then shows
+    as plain text: chat/view/markdown_tree.py)."""
+    global _later_packages
+    if _later_packages is None:
+        _later_packages = spawn(_install_later_packages())
+    return _later_packages
+
+
+async def _install_later_packages() -> None:
+    import pyodide_js  # only inside Pyodide
+    from pyodide.ffi import to_js
+
+    try:
+        names = to_js(list(INSTALLED_AFTER_READY))
+        await pyodide_js.loadPackage(names, _js_object({"checkIntegrity": True}))
+    except Exception as error:  # offline without the files: answers show as plain text
+        _page().console.warn(f"agentskit-ask: markdown is shown as plain text ({error})")
+
+
 def warm_up_when_idle(page: Any) -> None:
-    """Import the markdown parser once the page is idle, so the first answer never waits on it."""
+    """Import the markdown parser once it is installed and the page is idle, so the first
+    answer never waits on it."""
     from pyodide.ffi import create_once_callable
 
     from ..chat.view.markdown_tree import markdown_parser
@@ -793,4 +843,6 @@ def warm_up_when_idle(page: Any) -> None:
     idle = getattr(page, "requestIdleCallback", None)
     if idle is None:
         return
-    idle(create_once_callable(warm), _js_object({"timeout": 3000}))
+    install_later_packages().add_done_callback(
+        lambda _task: idle(create_once_callable(warm), _js_object({"timeout": 3000}))
+    )

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final
 
+from ..page_packages import PAGE_PACKAGE
 from .files import BuildError, write_if_changed
 
 LOADER: Final = "agentskit-ask.js"
@@ -46,7 +47,6 @@ STYLESHEET_SOURCE: Final = "agentskit-ask.css"
 MANIFEST: Final = "assets.json"
 RUNTIME_PREFIX: Final = "runtime."
 LOCK_FILE: Final = "pyodide-lock.json"
-PAGE_PACKAGE: Final = "agentskit-web"
 HASH_CHARS: Final = 16
 """Hex digits of sha256 in a hashed name: 64 bits, no accidental reuse between builds."""
 ASSETS_MARKER: Final = "/* agentskit:assets */ null"

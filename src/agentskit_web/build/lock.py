@@ -10,6 +10,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from ..page_packages import INSTALLED_AFTER_READY, PAGE_PACKAGE
 from .files import BuildError, Paths, sha256_file
 
 
@@ -92,6 +93,9 @@ def _requirement_name(requirement: str) -> str:
 def make_lock(paths: Paths, wheels: list[Path]) -> dict[str, Any]:
     """pyodide-lock.json for exactly these wheels (sha256, deps, imports).
 
+    The page package's entry leaves out the dependencies installed after the widget is
+    ready (`page_packages.INSTALLED_AFTER_READY`), so loading it at boot skips them.
+
     File names are bare: Pyodide resolves them against the lock file's own folder,
     where the assets build puts the wheels.
     """
@@ -106,6 +110,8 @@ def make_lock(paths: Paths, wheels: list[Path]) -> dict[str, Any]:
         key = canonicalize_name(wheel.name)
         depends = sorted({_requirement_name(r) for r in wheel.requires})
         missing = [d for d in depends if d not in known]
+        if key == PAGE_PACKAGE:  # installed by the page once the widget is ready
+            depends = [d for d in depends if d not in INSTALLED_AFTER_READY]
         if missing:
             raise BuildError(f"{path.name} needs {', '.join(missing)}: pin it in web/wheels.toml")
         packages[key] = {

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ..page_packages import INSTALLED_AFTER_READY, PAGE_PACKAGE
 from .assets import RuntimeInput, write_assets
 from .cdn_scan import scan_for_cdn
 from .files import BuildError, Paths, Report, find_root, prune, write_if_changed
@@ -60,7 +61,12 @@ def runtime_input(paths: Paths, say: Callable[[str], None], report: Report) -> R
     bench = [p for p in served if p.name.startswith(BENCH_DISTRIBUTION.replace("-", "_") + "-")]
     page = [p for p in served if p not in bench]
     lock = make_lock(paths, page)
-    closure = set(dependency_closure(lock, "agentskit-web"))
+    # Everything the page installs, at boot or once ready: prefetched and precached alike.
+    closure = {
+        name
+        for root in (PAGE_PACKAGE, *INSTALLED_AFTER_READY)
+        for name in dependency_closure(lock, root)
+    }
     say(f"wheels: {len(page)} (+ {len(bench)} benchmark-only)")
     return RuntimeInput(
         files=files,

@@ -44,7 +44,6 @@ from ..protocol.identifiers import make_safe_id
 from ..protocol.limits import ASK_ERROR_MESSAGE_MAX_CHARS, ASK_REQUEST_MESSAGE_MAX_CHARS
 from ..protocol.text_metrics import js_is_blank, js_slice
 from .ask.adapter import NETWORK_MESSAGE
-from .ask.failure import AskFailure, failure_notice
 from .definition import ChatDefinition
 from .message import ChatMessage, Feedback, message_plain_text
 
@@ -509,6 +508,8 @@ class Conversation:
 
     def _apply_failure(self, answer: ChatMessage, adapter_text: str, pieces: list[str]) -> None:
         """Say what happened: "not found in the docs" is an answer, the rest an error in place."""
+        from .ask.failure import AskFailure, failure_notice  # first failure only: boot skips it
+
         failure = getattr(self._source, "failure", None)
         notice = failure_notice(failure if isinstance(failure, AskFailure) else None, adapter_text)
         if notice.kind == "not_found" and not pieces:

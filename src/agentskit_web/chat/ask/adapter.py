@@ -46,9 +46,9 @@ from ...protocol.limits import (
 from ...protocol.text_metrics import js_is_blank, js_slice, utf8_length
 from ...protocol.wire_json import dump_json
 from ...transports import AskTransport, AskTransportResponse, default_transport, header_value
-from .failure import AskFailure, parse_error_envelope, parse_retry_after
 
 if TYPE_CHECKING:
+    from .failure import AskFailure
     from .projection import ProjectTool
 
 StreamChunk = dict[str, str]
@@ -240,6 +240,9 @@ class AskSource:
 
     async def _read_failure(self, response: AskTransportResponse) -> AskFailure:
         """The failure of a non-OK response: its bounded body's envelope, its Retry-After."""
+        # Imported on the first failure, not with the adapter: its classes cost boot time.
+        from .failure import AskFailure, parse_error_envelope, parse_retry_after
+
         retry_after = parse_retry_after(header_value(response.headers, "retry-after"))
         body = bytearray()
         chunks = response.chunks()
