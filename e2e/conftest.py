@@ -31,6 +31,15 @@ STOCK_STDLIB = ROOT / "web/node_modules/pyodide/python_stdlib.zip"
 RECORDER = ModuleRecorder()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "console_error_expected(pattern): console errors this test provokes"
+    )
+    config.addinivalue_line(
+        "markers", "unmeasured_imports: the test imports modules no journey needs"
+    )
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--record-modules",
