@@ -1,5 +1,7 @@
 """Question words to FTS5 groups: compounds, typo repair, synonyms; and the index using them."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,6 +57,16 @@ def write(folder: Path, docs: dict[str, str]) -> Path:
     for name, text in docs.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder
+
+
+@contextmanager
+def opened(folder: Path, docs: dict[str, str]) -> Iterator[DocsIndex]:
+    """An index of `docs` written to `folder`, closed after the block."""
+    index = DocsIndex.from_folder(write(folder, docs))
+    try:
+        yield index
+    finally:
+        index.close()
 
 
 def index_of(tmp_path: Path, **options: object) -> DocsIndex:
@@ -331,12 +343,9 @@ def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
             "## Serve\n\nServe the folder over HTTP.\n"
         )
     }
-    index = DocsIndex.from_folder(write(tmp_path / "c", docs))
-    try:
+    with opened(tmp_path / "c", docs) as index:
         assert index.search("How do I tune the model?", 3)
         assert index.search("How do I fine-tune the model?", 3) == []
-    finally:
-        index.close()
 
 
 SCATTERED_DOCS = {
@@ -356,8 +365,7 @@ def test_a_one_part_question_must_be_covered_by_its_best_section(
 ) -> None:
     import agentskit_web.server.retrieval as retrieval
 
-    index = DocsIndex.from_folder(write(tmp_path / "s", SCATTERED_DOCS))
-    try:
+    with opened(tmp_path / "s", SCATTERED_DOCS) as index:
         # Each word is in its own section: the best one holds a third of the question.
         assert retrieval.COVERAGE_PASSAGES_PER_PART == 1
         assert index.search(SCATTERED_ONE_PART, 3) == []
@@ -367,8 +375,6 @@ def test_a_one_part_question_must_be_covered_by_its_best_section(
         # Past the bound (three passages per part), the scattered words pass.
         monkeypatch.setattr(retrieval, "COVERAGE_PASSAGES_PER_PART", 3)
         assert index.search(SCATTERED_ONE_PART, 3)
-    finally:
-        index.close()
 
 
 def _coverage_of(index: DocsIndex, question: str, depth: int) -> float:
@@ -393,8 +399,7 @@ def test_the_not_found_threshold_keeps_a_question_at_it_and_declines_one_under_i
 ) -> None:
     import agentskit_web.server.retrieval as retrieval
 
-    index = DocsIndex.from_folder(write(tmp_path / "s", SCATTERED_DOCS))
-    try:
+    with opened(tmp_path / "s", SCATTERED_DOCS) as index:
         question = "pip proxy"
         share = _coverage_of(index, question, retrieval.COVERAGE_PASSAGES_PER_PART)
         assert 0.0 < share < 1.0
@@ -402,8 +407,6 @@ def test_the_not_found_threshold_keeps_a_question_at_it_and_declines_one_under_i
         assert index.search(question, 3)
         monkeypatch.setattr(retrieval, "NOT_FOUND_COVERAGE", share + 1e-9)
         assert index.search(question, 3) == []
-    finally:
-        index.close()
 
 
 PASSING_DOCS = {
@@ -420,8 +423,7 @@ def test_a_word_used_in_passing_is_no_answer(
 ) -> None:
     import agentskit_web.server.retrieval as retrieval
 
-    index = DocsIndex.from_folder(write(tmp_path / "p", PASSING_DOCS))
-    try:
+    with opened(tmp_path / "p", PASSING_DOCS) as index:
         # Two words (the bound): the best section holds one, in its text only. The rare
         # word alone outweighs the common one, so the coverage threshold lets it pass.
         question = "How much do colours cost?"
@@ -436,8 +438,6 @@ def test_a_word_used_in_passing_is_no_answer(
         # With the bound raised past two words, the passing mention is answered again.
         monkeypatch.setattr(retrieval, "PASSING_MIN_TERMS", retrieval.PASSING_MIN_TERMS + 1)
         assert [p.anchor for p in index.search(question, 3)][:1] == ["install"]
-    finally:
-        index.close()
 
 
 def test_a_question_of_two_parts_is_split_where_the_second_part_starts() -> None:
