@@ -131,9 +131,8 @@ async function download(url, onBytes) {
 // it streams, the standard library and the lock) while the loader fetches the wheels in
 // parallel, counting their bytes as they arrive; Pyodide's files count as each completes.
 // Every file is fetched once: a second request for a file Pyodide is loading would wait
-// on the browser's cache lock and hold up the wasm compile (a cold boot took about 1.5 s
-// longer that way). The wheels are installed once all are in, from the HTTP cache, so a
-// missing file is reported once, by URL.
+// on the browser's cache lock and hold up the wasm compile. The wheels are installed once
+// all are in, from the HTTP cache, so a missing file is reported once, by URL.
 async function startRuntime(report) {
   if (fetchedBefore()) return startFromCache(report);
   const files = ASSETS ? ASSETS.files : [];
