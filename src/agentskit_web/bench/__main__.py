@@ -85,6 +85,14 @@ def main(argv: list[str] | None = None) -> int:
         section.add_argument("--no-build", action="store_true", help="use dist/ as it is")
         section.add_argument("--json", type=Path, default=None, help="also write results here")
         section.set_defaults(command=command)
+        if name == "boot":
+            section.add_argument(
+                "--against",
+                type=Path,
+                default=None,
+                help="another built dist (say, the tree before a change): both run "
+                "interleaved in one browser and the widget's after/before ratio is printed",
+            )
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] and arguments[0] in OWN_OPTIONS:
         import importlib

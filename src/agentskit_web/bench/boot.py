@@ -11,6 +11,11 @@ caches) and warm (the same context, reloaded):
 - bytes per file group requested on a cold widget load: raw, gzip, and brotli
   (the `.br` copy our servers send; raw where there is none).
 Raw and widget runs alternate so background load hits both alike.
+
+`--against DIST` boots a second built dist (the tree before a change) interleaved
+with this one in the same browser and prints the widget's after/before ratio, per
+run and of the medians: on a shared machine the boot ratio moves between runs by
+more than most changes move it, and interleaving exposes both trees to the same load.
 """
 
 from __future__ import annotations
@@ -295,8 +300,43 @@ def _ints(values: list[float]) -> str:
     return "[" + ", ".join(f"{v:.0f}" for v in values) + "]"
 
 
+def run_against(runs: int, after: Session, before: Session) -> str:
+    """Both dists' widget and raw pages, interleaved in one browser: the widget's
+    after/before ratio of medians, and per run, so a change is judged by what moved
+    together rather than by two boot ratios taken minutes apart."""
+    sessions = {"before": before, "after": after}
+    cold = {(name, kind.label): Samples() for name in sessions for kind in (RAW, WIDGET)}
+    warm = {(name, kind.label): Samples() for name in sessions for kind in (RAW, WIDGET)}
+    for run in range(runs):
+        order = [(name, kind) for kind in (WIDGET, RAW) for name in sessions]
+        for name, kind in reversed(order) if run % 2 else order:
+            _one_run(sessions[name], kind, cold[name, kind.label], warm[name, kind.label], None)
+        print(f"  run {run + 1}/{runs} done", file=sys.stderr, flush=True)
+    lines = [f"boot, interleaved against {before.dist}: median of {runs} runs (ms)"]
+    for state, samples in (("cold", cold), ("warm", warm)):
+        for name in sessions:
+            widget, raw = samples[name, WIDGET.label].ready, samples[name, RAW.label].ready
+            lines.append(
+                f"  {state} {name:<7} widget {_median(widget):>7.0f}  raw {_median(raw):>7.0f}"
+                f"  widget/raw {_median(widget) / _median(raw):.2f}"
+            )
+        now, then = samples["after", WIDGET.label].ready, samples["before", WIDGET.label].ready
+        paired = ", ".join(f"{a / b:.2f}" for a, b in zip(now, then, strict=True))
+        lines.append(
+            f"  {state} widget after/before {_median(now) / _median(then):.2f} (per run: {paired})"
+        )
+    return "\n".join(lines)
+
+
 def boot_command(args: argparse.Namespace) -> int:
     with open_session(args.dist, build=not args.no_build) as session:
+        if args.against is not None:
+            from ..server.static import StaticSite
+
+            with StaticSite(args.against.resolve()) as site:
+                other = Session(args.against.resolve(), site.url, session.browser)
+                print(run_against(args.runs, session, other))
+            return 0
         result = run_boot(args, session)
         version = session.browser.version
     print(format_boot(result, version))
