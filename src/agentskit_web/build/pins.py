@@ -34,21 +34,27 @@ def load_pins(paths: Paths) -> tuple[dict[str, str], list[WheelPin]]:
 
 
 def _check_pyproject_pins(root: Path, pins: list[WheelPin]) -> None:
-    """pyproject's `name==version` dependencies must equal the page's wheels."""
+    """Each host requirement of pyproject.toml must admit the version the page pins.
+
+    The host takes compatible ranges (a docs project brings its own pydantic); the
+    page runs exactly the wheels of web/wheels.toml. A pin outside the host's range
+    would mean the page runs code the host never accepts, so the build stops.
+    """
+    from packaging.requirements import Requirement
+
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     by_name = {canonicalize_name(pin.name): pin.version for pin in pins}
-    for requirement in project["project"].get("dependencies", []):
-        if "==" not in requirement:
-            continue
-        name, version = (part.strip() for part in requirement.split("==", 1))
-        pinned = by_name.get(canonicalize_name(name))
+    for line in project["project"].get("dependencies", []):
+        requirement = Requirement(line)
+        name = canonicalize_name(requirement.name)
+        pinned = by_name.get(name)
         if pinned is None:
             raise BuildError(
-                f"pyproject.toml depends on {name}=={version} but web/wheels.toml does not pin "
-                "it: add its wheel (file + sha256) so the page has it too"
+                f"pyproject.toml depends on {line} but web/wheels.toml does not pin "
+                f"{requirement.name}: add its wheel (file + sha256) so the page has it too"
             )
-        if pinned != version:
+        if not requirement.specifier.contains(pinned, prereleases=True):
             raise BuildError(
-                f"pyproject.toml pins {name}=={version} but web/wheels.toml pins {pinned}: "
-                "the page and the host must run the same versions"
+                f"web/wheels.toml pins {requirement.name} {pinned}, outside pyproject.toml's "
+                f"{line}: the page must run a version the host accepts"
             )

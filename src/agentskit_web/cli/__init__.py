@@ -102,7 +102,19 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from ..extras import MissingExtra, require_for_command
+
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        if argv[:1]:
+            require_for_command(argv[0])
+        return _dispatch(argv)
+    except MissingExtra as error:
+        print(f"agentskit-web: {error}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["serve-ask"]:
         return _serve_ask(argv[1:])
     if argv[:1] == ["ask"]:

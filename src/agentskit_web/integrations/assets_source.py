@@ -14,7 +14,10 @@ installed from PyPI has no checkout, so the folder is looked for in this order:
    cached in the checkout's `.cache/`, so a rebuild takes about a second.
 
 The first that exists wins; when none does, the build stops with a message
-naming all three. We build rather than copy from a checkout's `dist/` because
+naming all three. `assets_origin` makes that choice before the site is built
+(the plugin's `on_config`, the extension's `config-inited`), so a missing
+source, or a checkout without the `[build]` extra (brotli, packaging) that
+building needs, stops the build at once with one line rather than after it. We build rather than copy from a checkout's `dist/` because
 `dist/` may be stale or absent; the build is what `make site` runs anyway.
 """
 
@@ -27,6 +30,7 @@ from typing import Final
 
 from ..build.assets import LOADER, MANIFEST, write_assets
 from ..build.files import BuildError, Paths, Report, find_root
+from ..extras import MissingExtra, require
 
 PREBUILT: Final = Path(__file__).resolve().parent / "prebuilt"
 _PACKAGE_ROOT: Final = Path(__file__).resolve().parents[1]
@@ -52,12 +56,12 @@ def is_assets_folder(folder: Path) -> bool:
     return (folder / LOADER).is_file() and (folder / MANIFEST).is_file()
 
 
-def publish_assets(
-    target: Path, assets_from: Path | None = None, say: Callable[[str], None] = print
-) -> str:
-    """Write the assets folder to `target`; returns where it came from (for the build log).
+def assets_origin(assets_from: Path | None = None) -> Path:
+    """The folder the assets will come from: `assets_from`, PREBUILT, or the checkout's root.
 
-    Raises BuildError naming the setting and the folders tried when there is no source.
+    Raises BuildError when there is none (or `assets_from` is not an assets folder),
+    and BuildError naming the `[build]` extra when only a checkout is left and
+    the modules building from it needs are not installed.
     """
     if assets_from is not None:
         if not is_assets_folder(assets_from):
@@ -65,11 +69,9 @@ def publish_assets(
                 f"assets_from: {assets_from} is not a folder written by `agentskit-web assets` "
                 f"(no {LOADER} and {MANIFEST} in it)"
             )
-        _copy_folder(assets_from, target)
-        return str(assets_from)
+        return assets_from
     if is_assets_folder(PREBUILT):
-        _copy_folder(PREBUILT, target)
-        return str(PREBUILT)
+        return PREBUILT
     root = checkout_root()
     if root is None:
         raise BuildError(
@@ -77,6 +79,25 @@ def publish_assets(
             f"`agentskit-web assets OUT_DIR`, or install a release that ships {PREBUILT}, "
             "or run from a source checkout"
         )
+    try:
+        require("building the widget's assets from the checkout", "build")
+    except MissingExtra as error:
+        raise BuildError(str(error)) from None
+    return root
+
+
+def publish_assets(
+    target: Path, assets_from: Path | None = None, say: Callable[[str], None] = print
+) -> str:
+    """Write the assets folder to `target`; returns where it came from (for the build log).
+
+    Raises BuildError naming the setting and the folders tried when there is no source.
+    """
+    source = assets_origin(assets_from)
+    if is_assets_folder(source):
+        _copy_folder(source, target)
+        return str(source)
+    root = source  # a checkout: build the folder as `agentskit-web assets` does
     from ..build.site import runtime_input
 
     paths = Paths(root=root, dist=target, cache=root / ".cache")

@@ -40,7 +40,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
-from .assets_source import publish_assets
+from .assets_source import assets_origin, publish_assets
 from .embed import (
     BOOTS,
     DEFAULT_ASSETS_PATH,
@@ -93,6 +93,11 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
             self.options = embed_options(dict(self.config))
         except EmbedConfigError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
+        source = self.config.assets_from
+        try:  # before the pages are built: a missing source or extra is known now
+            assets_origin(Path(source) if source else None)
+        except BuildError as error:
+            raise PluginError(f"agentskit-ask: {error}") from None
         return config
 
     def on_page_content(self, html: str, page: Any, config: Any, files: Any) -> str:

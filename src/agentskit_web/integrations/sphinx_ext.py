@@ -30,7 +30,7 @@ from sphinx.errors import ConfigError, ExtensionError
 from sphinx.util import logging
 
 from ..build.files import BuildError
-from .assets_source import publish_assets
+from .assets_source import assets_origin, publish_assets
 from .embed import (
     DEFAULT_ASSETS_PATH,
     DEFAULT_ENDPOINT,
@@ -70,6 +70,10 @@ def _validate(app: Sphinx, config: Any) -> None:
     source = app.config.agentskit_ask_assets_from
     if source is not None and not isinstance(source, str | Path):
         raise ConfigError(f"{PREFIX}assets_from: expected a folder path, got {source!r}")
+    try:  # before the pages are read: a missing source or extra is known now
+        assets_origin(Path(app.confdir, source) if source else None)
+    except BuildError as error:
+        raise ConfigError(f"agentskit-ask: {error}") from None
 
 
 def _page(
