@@ -11,7 +11,8 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium clean fuzz fuzz-quick page-modules
+.PHONY: demo test unit e2e lint typecheck bench site chromium clean fuzz fuzz-quick page-modules \
+	dist test-resolutions
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
 FUZZ_RUNS ?= 1000000
@@ -62,7 +63,30 @@ fuzz: $(FUZZ_STAMP)
 fuzz-quick: $(FUZZ_STAMP)
 	$(PY) -m fuzz --runs $(FUZZ_QUICK_RUNS)
 
-test: lint typecheck unit fuzz-quick e2e
+test: lint typecheck unit fuzz-quick test-resolutions e2e
+
+# The release an owner installs: the sdist and a wheel whose package data holds the prebuilt
+# assets, in release/ (reproducible: SOURCE_DATE_EPOCH, default the last commit's time).
+dist: $(STAMP) $(NODE_STAMP)
+	$(PY) -m agentskit_web.build.release
+
+# The integration tests against the lowest and the newest supported MkDocs, Material and
+# Sphinx (and every other host requirement): two venvs beside .venv, one installed with
+# constraints/lowest.txt, one with the newest releases the ranges admit.
+RESOLUTION_TESTS := tests/test_integrations.py tests/test_extras.py
+RESOLUTION_EXTRAS := .[server,build,mkdocs,sphinx,testing]
+RESOLUTION_SITE := mkdocs-material furo myst-parser $(shell grep -o '"hypothesis==[^"]*"' pyproject.toml | tr -d '"')
+test-resolutions: $(NODE_STAMP)
+	test -x .venv-lowest/bin/python || $(PYTHON) -m venv .venv-lowest
+	.venv-lowest/bin/python -m pip install --quiet -c constraints/lowest.txt \
+	  -e '$(RESOLUTION_EXTRAS)' $(RESOLUTION_SITE)
+	.venv-lowest/bin/python -m pip list --format=freeze | grep -iE '^(mkdocs|mkdocs-material|sphinx|pydantic)=='
+	.venv-lowest/bin/pytest -p no:cacheprovider $(RESOLUTION_TESTS)
+	test -x .venv-newest/bin/python || $(PYTHON) -m venv .venv-newest
+	.venv-newest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager \
+	  -e '$(RESOLUTION_EXTRAS)' $(RESOLUTION_SITE)
+	.venv-newest/bin/python -m pip list --format=freeze | grep -iE '^(mkdocs|mkdocs-material|sphinx|pydantic)=='
+	.venv-newest/bin/pytest -p no:cacheprovider $(RESOLUTION_TESTS)
 
 # Re-measure the standard-library modules the pages import (web/page-modules.txt, which
 # the build trims python_stdlib.zip to): the whole browser suite, recording every import.

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from starlette.responses import HTMLResponse, PlainTextResponse
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentskit_web.bench.harness import chromium_executable
 from agentskit_web.server.demo_server import DemoConfig, DemoServer
 from agentskit_web.server.static import AppServer, bind_socket, create_static_app
+from agentskit_web.testing import AskServer, Source
 from e2e_support import ROOT
 
 OFF_ORIGIN = "http://127.0.0.2:9/pixel.png"
@@ -205,3 +206,125 @@ def test_urls_that_cannot_be_checked_exit_2_with_one_line(serve: Any, dist: Path
         status, report, stderr = check(url)
         assert status == 2 and report is None, (url, stderr)
         assert reason in stderr and stderr.count("\n") == 1, stderr
+
+
+class Plain:
+    """An ASGI wrapper that drops the request's Accept-Encoding: every file goes out raw."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"accept-encoding"]
+            scope = {**scope, "headers": headers}
+        await self.app(scope, receive, send)
+
+
+GOOD_SOURCE = Source("Fields", "/docs/configuration.html", "fields")
+BROKEN_SOURCES = [
+    GOOD_SOURCE,
+    Source("Gone", "/docs/no-such-page.html"),
+    Source("Lost anchor", "/docs/configuration.html", "no-such-heading"),
+    Source("Not a page", "/agentskit/assets.json"),
+]
+
+
+def test_a_backend_citing_broken_links_fails_sources_naming_each(dist: Path) -> None:
+    """The answer's links, as a reader would click them: a 404, a missing anchor, not HTML."""
+    with AskServer(site=dist) as ask:
+        ask.answer("See these pages.", sources=BROKEN_SOURCES)
+        status, report, stderr = check(ask.url + "/")
+    assert status == 1, (stderr, report)
+    found = verdicts(report)
+    assert found["answer"] is True and found["sources"] is False
+    text = detail(report, "sources")
+    assert "/docs/no-such-page.html: HTTP 404" in text
+    assert "#no-such-heading is not an id on that page" in text
+    assert "/agentskit/assets.json: not HTML" in text
+    assert "#fields" not in text  # the good link is not named
+
+
+def test_a_backend_citing_good_links_passes_sources(dist: Path) -> None:
+    with AskServer(site=dist) as ask:
+        ask.answer("See this page.", sources=[GOOD_SOURCE])
+        status, report, stderr = check(ask.url + "/")
+    assert status == 0, (stderr, report)
+    assert "each loads and has its anchor" in detail(report, "sources")
+
+
+def test_an_uncompressed_server_warns_with_the_bytes_it_would_save(dist: Path) -> None:
+    plain = AppServer(Plain(create_static_app(dist))).start()
+    try:
+        _, report, stderr = check(plain.url + "/", "--boot-timeout", "120")
+    finally:
+        plain.stop()
+    assert report is not None, stderr
+    compression = next(c for c in report["checks"] if c["name"] == "compression")
+    assert compression["ok"] is True and compression["warnings"]
+    wasm = [w for w in compression["warnings"] if "pyodide.asm.wasm sent uncompressed" in w]
+    assert wasm, compression["warnings"]
+    assert compression["data"]["would_save"] > 5_000_000  # the wasm alone gzips by ~7 MB
+    # The same dist served with its .br/.gz copies warns about nothing.
+    with AskServer(site=dist) as ask:
+        ask.answer("Hi.")
+        _, compressed, _ = check(ask.url + "/")
+    quiet = next(c for c in compressed["checks"] if c["name"] == "compression")  # type: ignore[index]
+    assert quiet["warnings"] == [] and quiet["data"]["would_save"] == 0
+
+
+class Redirecting:
+    """dist/ whose page, or one runtime file, redirects to another origin."""
+
+    def __init__(self, dist: Path, suffix: str, target: str) -> None:
+        self.app = create_static_app(dist)
+        self.suffix = suffix
+        self.target = target
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].endswith(self.suffix):
+            await RedirectResponse(self.target, status_code=302)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def test_an_off_origin_redirect_is_reported_not_followed(dist: Path) -> None:
+    """Neither httpx nor Chromium follows it: the page's own is exit 2, a file's is `origin`."""
+    landed: list[str] = []
+    trap = AppServer(Landing(landed)).start()
+    target = f"{trap.url}/elsewhere"  # 127.0.0.1 on another port: another origin
+    page = AppServer(Redirecting(dist, "/moved.html", target)).start()
+    file = AppServer(Redirecting(dist, "pyodide.asm.wasm", target)).start()
+    try:
+        status, report, stderr = check(page.url + "/moved.html")
+        assert status == 2 and report is None
+        assert f"redirects to {target}, another origin" in stderr and stderr.count("\n") == 1
+        status, report, stderr = check(file.url + "/", "--boot-timeout", "60")
+        assert status == 1, (stderr, report)
+        assert verdicts(report)["origin"] is False
+        assert f"redirects to {target}, not followed" in detail(report, "origin")
+        assert "another origin (not fetched" in detail(report, "runtime")
+    finally:
+        page.stop()
+        file.stop()
+        trap.stop()
+    assert landed == [], f"check followed a redirect off the page's origin: {landed}"
+
+
+class Landing:
+    """The other origin: records every request that reaches it."""
+
+    def __init__(self, landed: list[str]) -> None:
+        self.landed = landed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            self.landed.append(scope["path"])
+            await PlainTextResponse("elsewhere")(scope, receive, send)
+
+
+def test_a_page_whose_element_gets_no_shell_is_one_line(serve: Any) -> None:
+    status, report, stderr = check(serve(missing="agentskit-ask.js"))
+    assert status == 2 and report is None, stderr
+    assert "got no shell within 30 s" in stderr and stderr.count("\n") == 1, stderr
+    assert "Traceback" not in stderr

@@ -89,9 +89,10 @@ def normalise_sdist(path: Path, epoch: int) -> None:
             member.pax_headers = {}
             member.mode = 0o755 if member.isdir() or member.mode & 0o111 else 0o644
             target.addfile(member, io.BytesIO(data) if data is not None else None)
-    with path.open("wb") as out, gzip.GzipFile(
-        filename="", mode="wb", fileobj=out, mtime=epoch, compresslevel=9
-    ) as packed:
+    with (
+        path.open("wb") as out,
+        gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=epoch, compresslevel=9) as packed,
+    ):
         packed.write(raw.getvalue())
 
 

@@ -13,12 +13,21 @@ the launcher button: the loader's intent) and reports, as a table or `--json`:
 - boot: the widget reached `data-state=ready` after intent, and how long it took;
 - answer: one question (`--question`) got an answer; a backend that is unreachable or
   refuses is said plainly;
-- sources: every source link of that answer is on the page's origin;
+- sources: every source link of that answer is on the page's origin and loads (HTTP 200,
+  HTML), and its `#anchor` is an `id` on that page; a failure names the link;
+- compression: a warning (not a failure) for each runtime file sent uncompressed,
+  with the bytes gzip would save;
 - origin: no request left the page's origin (they are aborted, nothing leaves);
 - console: no console errors or uncaught page errors.
 
+Only the checked page's origin is fetched (`--allow-origin ORIGIN` adds one): a URL the
+page names on another origin is reported, not requested, by httpx and by Chromium alike,
+and a redirect to another origin is reported, not followed. A CI runner checking an
+untrusted page thus makes no request it did not choose.
+
 Exit status: 0 when every check passes, 1 when one fails, 2 (one line on
-stderr) when the URL does not answer, is not HTML, or has no `<agentskit-ask>`.
+stderr) when the URL does not answer, is not HTML, redirects off its origin, has no
+`<agentskit-ask>`, or its element never gets the widget's shell.
 """
 
 from __future__ import annotations
@@ -28,15 +37,26 @@ import json
 import re
 import sys
 import time
+import zlib
 from dataclasses import asdict, dataclass, field
 from html.parser import HTMLParser
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 DEFAULT_QUESTION = "What is this site about?"
 BOOT_TIMEOUT_S = 240.0
 ANSWER_TIMEOUT_S = 90.0
 FETCH_TIMEOUT_S = 20.0
+SHELL_TIMEOUT_S = 30.0
+"""How long the element may wait for the loader to give it its shell (`data-state`)."""
+MAX_REDIRECTS = 5
+"""Same-origin redirects followed per URL; an off-origin one stops at once."""
+MAX_SOURCE_LINKS = 20
+"""Source links of the answer fetched at most (an answer lists a handful)."""
+MAX_SOURCE_BYTES = 5 * 1024 * 1024
+"""A source page is read up to this many bytes to look for its anchors."""
+COMPRESS_MIN_BYTES = 1_024
+COMPRESSIBLE = (".js", ".mjs", ".css", ".json", ".wasm", ".zip", ".whl", ".tar", ".data")
 JS_TYPES = ("text/javascript", "application/javascript", "application/x-javascript")
 RUNTIME_SUFFIXES = (".wasm", ".mjs", ".js", ".whl", ".zip", ".json", ".tar", ".css", ".data")
 CSP_DIRECTIVE = re.compile(r'Content Security Policy directive:? "([^"]+)"')
@@ -64,6 +84,7 @@ class Check:
     ok: bool
     detail: str
     data: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -74,6 +95,37 @@ class FileReport:
     encoding: str
     bytes_sent: int
     error: str | None = None
+    would_save: int = 0
+    """Bytes gzip would have saved on a compressible file sent uncompressed."""
+
+
+@dataclass(frozen=True)
+class Origins:
+    """The origins `check` may fetch: the page's own, plus any `--allow-origin`."""
+
+    page: str
+    extra: frozenset[str] = frozenset()
+
+    def allows(self, url: str) -> bool:
+        return origin_of(url) in {self.page, *self.extra}
+
+    def refusal(self, url: str) -> str:
+        return (
+            f"{url} is on another origin (not fetched; --allow-origin {origin_of(url)} allows it)"
+        )
+
+
+class _Ids(HTMLParser):
+    """Every `id` on a page (and `<a name>`, which browsers also scroll to)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for key, value in attrs:
+            if value and (key == "id" or (tag == "a" and key == "name")):
+                self.ids.add(value)
 
 
 class _EmbedScan(HTMLParser):
@@ -136,34 +188,116 @@ def origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _fetch_file(client: Any, url: str) -> FileReport:
-    """GET as a browser would (brotli/gzip accepted); the bytes actually sent."""
+def _get(client: Any, url: str, origins: Origins, **options: Any) -> tuple[str, Any]:
+    """Open a GET stream, following same-origin redirects only (the caller closes it).
+
+    Returns the final URL and the open response; CheckUsageError names an off-origin
+    redirect (or a chain longer than MAX_REDIRECTS) instead of following it.
+    """
+    current = url
+    for _ in range(MAX_REDIRECTS + 1):
+        request = client.build_request("GET", current, **options)
+        response = client.send(request, stream=True, follow_redirects=False)
+        if not response.is_redirect:
+            return current, response
+        response.close()
+        target = urljoin(current, response.headers.get("location", ""))
+        if not origins.allows(target):
+            raise CheckUsageError(
+                f"{current} redirects to {target}, another origin (not followed; "
+                f"--allow-origin {origin_of(target)} allows it)"
+            )
+        current = target
+    raise CheckUsageError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+def _fetch_file(client: Any, url: str, origins: Origins) -> FileReport:
+    """GET as a browser would (brotli/gzip accepted); the bytes actually sent.
+
+    A compressible file sent uncompressed is gzipped here (level 9, as the build's
+    `.gz` copies) to say how many bytes compression would have saved.
+    """
     import httpx
 
+    if not origins.allows(url):
+        return FileReport(url, None, "", "", 0, error=origins.refusal(url))
     try:
-        with client.stream("GET", url, headers={"Accept-Encoding": "br, gzip"}) as response:
-            for _ in response.iter_raw():
-                pass
+        _, response = _get(client, url, origins, headers={"Accept-Encoding": "br, gzip"})
+        with response:
+            encoding = response.headers.get("content-encoding", "identity")
+            packer = None
+            if encoding == "identity" and urlsplit(url).path.endswith(COMPRESSIBLE):
+                packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+            packed = 0
+            for chunk in response.iter_raw():
+                if packer is not None:
+                    packed += len(packer.compress(chunk))
+            sent = response.num_bytes_downloaded
+            if packer is not None:
+                packed += len(packer.flush())
+            saving = sent - packed if packer is not None and sent >= COMPRESS_MIN_BYTES else 0
             return FileReport(
                 url=url,
                 status=response.status_code,
                 content_type=response.headers.get("content-type", ""),
-                encoding=response.headers.get("content-encoding", "identity"),
-                bytes_sent=response.num_bytes_downloaded,
+                encoding=encoding,
+                bytes_sent=sent,
+                would_save=max(saving, 0),
             )
+    except CheckUsageError as error:
+        return FileReport(url, None, "", "", 0, error=str(error))
     except httpx.HTTPError as error:
         return FileReport(url, None, "", "", 0, error=f"{type(error).__name__}: {error}")
 
 
-def inspect_page(url: str) -> _EmbedScan:
+def source_link_problem(client: Any, href: str, origins: Origins) -> str | None:
+    """Why a source link would fail a reader (None when it loads and its anchor exists).
+
+    The page must answer 200 with HTML; a `#fragment` must be an `id` on it.
+    """
+    import httpx
+
+    if not origins.allows(href):
+        return origins.refusal(href)
+    fragment = unquote(urlsplit(href).fragment)
+    try:
+        _, response = _get(client, href.split("#", 1)[0], origins)
+        with response:
+            if response.status_code != 200:
+                return f"{href}: HTTP {response.status_code}"
+            kind = response.headers.get("content-type", "")
+            if "html" not in kind.lower():
+                return f"{href}: not HTML ({kind or 'no Content-Type'})"
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > MAX_SOURCE_BYTES:
+                    break
+    except CheckUsageError as error:
+        return f"{href}: {error}"
+    except httpx.HTTPError as error:
+        return f"{href}: {type(error).__name__}: {error}"
+    if fragment:
+        scan = _Ids()
+        scan.feed(body.decode(response.encoding or "utf-8", errors="replace"))
+        if fragment not in scan.ids:
+            return f"{href}: #{fragment} is not an id on that page"
+    return None
+
+
+def inspect_page(url: str, origins: Origins | None = None) -> _EmbedScan:
     """Fetch the page itself; CheckUsageError when it cannot be checked."""
     import httpx
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise CheckUsageError(f"{url} is not an http(s) URL")
+    origins = origins or Origins(origin_of(url))
     try:
-        response = httpx.get(url, timeout=FETCH_TIMEOUT_S, follow_redirects=True)
+        with httpx.Client(timeout=FETCH_TIMEOUT_S) as client:
+            _, response = _get(client, url, origins)
+            with response:
+                response.read()
     except httpx.HTTPError as error:
         reason = str(error) or type(error).__name__
         raise CheckUsageError(f"{url} does not answer: {reason}") from None
@@ -223,7 +357,11 @@ def _note(seen: dict[str, Any], key: str, value: Any) -> None:
 
 
 def run_checks(
-    url: str, question: str, chromium: str | None, boot_timeout_s: float = BOOT_TIMEOUT_S
+    url: str,
+    question: str,
+    chromium: str | None,
+    boot_timeout_s: float = BOOT_TIMEOUT_S,
+    allow_origins: tuple[str, ...] = (),
 ) -> list[Check]:
     import httpx
     from playwright.sync_api import Error as PlaywrightError
@@ -232,8 +370,9 @@ def run_checks(
     from ..bench.harness import CHROMIUM_FLAGS, chromium_executable
     from ..testing.widget import reach_for
 
-    scan = inspect_page(url)
     origin = origin_of(url)
+    origins = Origins(origin, frozenset(origin_of(extra) for extra in allow_origins))
+    scan = inspect_page(url, origins)
     checks: list[Check] = []
     requested: list[str] = []
     failed: dict[str, str] = {}
@@ -244,12 +383,30 @@ def run_checks(
 
     def route(route: Any) -> None:
         target = route.request.url
-        scheme = urlsplit(target).scheme
-        if scheme in IN_PAGE_SCHEMES or origin_of(target) == origin:
+        if urlsplit(target).scheme in IN_PAGE_SCHEMES:
             route.fallback()
-        else:
+        elif not origins.allows(target):
             off_origin.append(target)
             route.abort()
+        elif route.request.method != "GET":
+            route.fallback()
+        else:
+            # Chromium follows redirects without asking the route again: fetch without
+            # following, and hand the page only a redirect that stays on an allowed origin.
+            try:
+                response = route.fetch(max_redirects=0)
+            except PlaywrightError as error:
+                failed.setdefault(target, str(error).splitlines()[0])
+                route.abort()
+                return
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                onward = urljoin(target, location)
+                if not origins.allows(onward):
+                    off_origin.append(f"{target} (redirects to {onward}, not followed)")
+                    route.abort()
+                    return
+            route.fulfill(response=response)
 
     loader_srcs = [urljoin(url, s) for s in scan.scripts if "agentskit-ask" in s]
     with sync_playwright() as playwright:
@@ -269,8 +426,17 @@ def run_checks(
             page.goto(url, wait_until="load")
             manifest = page.evaluate(MANIFEST_JS)
             host = page.locator("agentskit-ask").first
-            host.wait_for(state="attached", timeout=30_000)
-            page.wait_for_selector("agentskit-ask[data-state]", state="attached", timeout=30_000)
+            try:
+                host.wait_for(state="attached", timeout=SHELL_TIMEOUT_S * 1000)
+                page.wait_for_selector(
+                    "agentskit-ask[data-state]", state="attached", timeout=SHELL_TIMEOUT_S * 1000
+                )
+            except PlaywrightError:
+                loader = loader_srcs[0] if loader_srcs else "(no agentskit-ask script on the page)"
+                raise CheckUsageError(
+                    f"{url}: the <agentskit-ask> element got no shell within "
+                    f"{SHELL_TIMEOUT_S:.0f} s: the loader {loader} did not run"
+                ) from None
             started = time.monotonic()
             reach_for(page)  # a click into the box (or on the launcher): the loader's intent
             state = None
@@ -297,9 +463,12 @@ def run_checks(
     declared, unbuilt = declared_files(loader_srcs[0], manifest) if loader_srcs else ([], None)
     observed = [u for u in same_origin if urlsplit(u).path.endswith(RUNTIME_SUFFIXES)]
     runtime_urls = list(dict.fromkeys([*declared, *observed]))
+    hrefs: list[str] = answer["data"].get("sources", [])
     with httpx.Client(timeout=FETCH_TIMEOUT_S) as client:
-        loaders = [_fetch_file(client, u) for u in loader_srcs]
-        files = [_fetch_file(client, u) for u in runtime_urls if u not in loader_srcs]
+        loaders = [_fetch_file(client, u, origins) for u in loader_srcs]
+        files = [_fetch_file(client, u, origins) for u in runtime_urls if u not in loader_srcs]
+        checked = list(dict.fromkeys(hrefs))[:MAX_SOURCE_LINKS]
+        link_problems = [p for h in checked if (p := source_link_problem(client, h, origins))]
 
     # loader
     if not loaders:
@@ -322,7 +491,7 @@ def run_checks(
         if (u in failed and "ERR_ABORTED" not in failed[u]) or statuses.get(u, 200) >= 400
     ]
     broken += [
-        f"{urlsplit(f.url).path} (HTTP {f.status})"
+        f"{urlsplit(f.url).path} ({f.error or f'HTTP {f.status}'})"
         for f in files
         if (f.status or 500) >= 400 and f.url not in failed and statuses.get(f.url, 200) < 400
     ]
@@ -397,16 +566,36 @@ def run_checks(
 
     # answer and sources
     checks.append(Check("answer", answer["ok"], answer["detail"], answer["data"]))
-    hrefs: list[str] = answer["data"].get("sources", [])
     foreign = [h for h in hrefs if origin_of(h) != origin]
+    problems = [f"off-origin link {h}" for h in foreign if h not in checked]
+    problems += link_problems
     checks.append(
         Check(
             "sources",
-            not foreign,
-            f"off-origin links: {', '.join(foreign)}"
-            if foreign
-            else f"{len(hrefs)} source links on this origin",
-            {"hrefs": hrefs},
+            not foreign and not problems,
+            f"broken: {'; '.join(problems)}"
+            if problems
+            else f"{len(hrefs)} source links on this origin, each loads and has its anchor",
+            {"hrefs": hrefs, "problems": problems},
+        )
+    )
+
+    # compression: a warning per compressible file sent uncompressed
+    plain = [f for f in [*loaders, *files] if f.would_save > 0]
+    saving = sum(f.would_save for f in plain)
+    checks.append(
+        Check(
+            "compression",
+            True,
+            f"{len(plain)} files sent uncompressed: {_size(saving)} ({saving} bytes) "
+            "would be saved by serving the .br/.gz copies"
+            if plain
+            else "every compressible file was sent compressed",
+            {"would_save": saving, "files": {f.url: f.would_save for f in plain}},
+            [
+                f"{urlsplit(f.url).path} sent uncompressed: {f.would_save} bytes would be saved"
+                for f in plain
+            ],
         )
     )
 
@@ -492,10 +681,13 @@ def format_table(url: str, checks: list[Check]) -> str:
     width = max(len(c.name) for c in checks)
     lines = [f"agentskit-web check {url}"]
     for check in checks:
-        mark = "ok  " if check.ok else "FAIL"
+        mark = "FAIL" if not check.ok else "warn" if check.warnings else "ok  "
         lines.append(f"  {mark}  {check.name.ljust(width)}  {check.detail}")
+        lines.extend(f"          {warning}" for warning in check.warnings)
     failed = [c.name for c in checks if not c.ok]
-    lines.append("all checks passed" if not failed else f"failed: {', '.join(failed)}")
+    warned = sum(len(c.warnings) for c in checks)
+    note = f" ({warned} warnings)" if warned else ""
+    lines.append(f"all checks passed{note}" if not failed else f"failed: {', '.join(failed)}")
     return "\n".join(lines)
 
 
@@ -512,12 +704,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--boot-timeout", type=float, default=BOOT_TIMEOUT_S, help="seconds to wait for ready"
     )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="another origin check may fetch (default: only the page's own); repeatable",
+    )
     args = parser.parse_args(argv)
     if not args.question.strip():
         print("agentskit-web check: --question must not be empty", file=sys.stderr)
         return 2
     try:
-        checks = run_checks(args.url, args.question, args.chromium, args.boot_timeout)
+        checks = run_checks(
+            args.url, args.question, args.chromium, args.boot_timeout, tuple(args.allow_origin)
+        )
     except CheckUsageError as error:
         print(f"agentskit-web check: {error}", file=sys.stderr)
         return 2
