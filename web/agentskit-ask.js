@@ -56,6 +56,21 @@ function warnOnce(key, message) {
   console.warn(`agentskit-ask: ${message}`);
 }
 
+// A reader who already has a conversation on this site has shown intent: the runtime boots
+// at idle so a new tab shows it without a click. Only the key's presence is read (Python
+// validates the value); the key is the one widget_config.py derives (storage-key, else
+// agentskit:ask:<chat-id>). Storage that is blocked reads as nothing saved.
+function hasSavedConversation(element) {
+  const key =
+    element.getAttribute("storage-key") ||
+    `agentskit:ask:${element.getAttribute("chat-id") || "ask"}`;
+  try {
+    return localStorage.getItem(key) !== null;
+  } catch {
+    return false;
+  }
+}
+
 function choice(element, name, allowed) {
   const value = element.getAttribute(name);
   if (value === null || value === "") return allowed[0];
@@ -360,7 +375,10 @@ class AskElement extends HTMLElement {
     const mode = choice(this, "boot", BOOT_MODES);
     if (mode === "eager") this.#start();
     else if (mode === "idle") this.#whenIdle();
-    else this.#onIntent();
+    else {
+      this.#onIntent();
+      if (hasSavedConversation(this)) this.#whenIdle();
+    }
   }
 
   disconnectedCallback() {

@@ -33,6 +33,7 @@ stderr) when the URL does not answer, is not HTML, redirects off its origin, has
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import sys
@@ -223,7 +224,7 @@ def _fetch_file(client: Any, url: str, origins: Origins) -> FileReport:
         return FileReport(url, None, "", "", 0, error=origins.refusal(url))
     try:
         _, response = _get(client, url, origins, headers={"Accept-Encoding": "br, gzip"})
-        with response:
+        with contextlib.closing(response):
             encoding = response.headers.get("content-encoding", "identity")
             packer = None
             if encoding == "identity" and urlsplit(url).path.endswith(COMPRESSIBLE):
@@ -262,7 +263,7 @@ def source_link_problem(client: Any, href: str, origins: Origins) -> str | None:
     fragment = unquote(urlsplit(href).fragment)
     try:
         _, response = _get(client, href.split("#", 1)[0], origins)
-        with response:
+        with contextlib.closing(response):
             if response.status_code != 200:
                 return f"{href}: HTTP {response.status_code}"
             kind = response.headers.get("content-type", "")
@@ -296,8 +297,10 @@ def inspect_page(url: str, origins: Origins | None = None) -> _EmbedScan:
     try:
         with httpx.Client(timeout=FETCH_TIMEOUT_S) as client:
             _, response = _get(client, url, origins)
-            with response:
+            try:
                 response.read()
+            finally:
+                response.close()
     except httpx.HTTPError as error:
         reason = str(error) or type(error).__name__
         raise CheckUsageError(f"{url} does not answer: {reason}") from None
