@@ -135,9 +135,22 @@ def test_the_demo_passes_every_check(dist: Path) -> None:
         )
     assert status == 0, (stderr, report)
     assert verdicts(report) == dict.fromkeys(
-        ["loader", "runtime", "types", "csp", "boot", "answer", "sources", "origin", "console"],
+        [
+            "loader",
+            "runtime",
+            "types",
+            "csp",
+            "boot",
+            "answer",
+            "sources",
+            "compression",
+            "origin",
+            "console",
+        ],
         True,
     )
+    assert "each loads and has its anchor" in detail(report, "sources")
+    assert "every compressible file was sent compressed" in detail(report, "compression")
     runtime = detail(report, "runtime")
     assert "br" in runtime or "gzip" in runtime
     # Every file the built loader declares (assets.json: stylesheet, runtime files, pyodide.mjs).

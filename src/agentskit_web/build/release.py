@@ -5,7 +5,8 @@ Sphinx extension publish the assets folder shipped inside it
 (`agentskit_web/integrations/prebuilt/`, see integrations/assets_source.py).
 This writes that folder with the same code as `agentskit-web assets` (the
 loader, the stylesheet, the Pyodide runtime, the wheels, their `.br`/`.gz`
-copies and the lock), runs the standard PEP 517 build (`python -m build`: the
+copies and the lock; raw files their `.gz` reproduces are left out, see
+build/packed.py), runs the standard PEP 517 build (`python -m build`: the
 sdist, then the wheel from the sdist, so the sdist alone rebuilds the same
 wheel), then removes the folder again: in a checkout the plugins build fresh
 assets from `web/`, and a stale prebuilt folder must not shadow them.
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Final
 
 from .files import BuildError, Paths, Report, find_root
+from .packed import strip_raw_copies
 
 OUT_DIR: Final = "release"
 """Where `make dist` writes the sdist and the wheel (dist/ is the demo site)."""
@@ -113,7 +115,12 @@ def build_release(root: Path, out_dir: Path) -> list[Path]:
     out_dir.mkdir(parents=True)
     try:
         count = write_prebuilt(root, prebuilt)
-        print(f"prebuilt assets: {count} files in {prebuilt.relative_to(root)}/", flush=True)
+        saved = strip_raw_copies(prebuilt)
+        print(
+            f"prebuilt assets: {count} files in {prebuilt.relative_to(root)}/ "
+            f"({saved / 1_048_576:.1f} MB of raw files left to their .gz copies)",
+            flush=True,
+        )
         environment = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
         subprocess.run(
             [sys.executable, "-m", "build", "--outdir", str(out_dir), str(root)],

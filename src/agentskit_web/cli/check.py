@@ -44,6 +44,8 @@ from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit
 
+from ..build.assets import COMPRESS_MIN_BYTES, COMPRESS_MIN_SAVING, COMPRESSIBLE
+
 DEFAULT_QUESTION = "What is this site about?"
 BOOT_TIMEOUT_S = 240.0
 ANSWER_TIMEOUT_S = 90.0
@@ -56,8 +58,6 @@ MAX_SOURCE_LINKS = 20
 """Source links of the answer fetched at most (an answer lists a handful)."""
 MAX_SOURCE_BYTES = 5 * 1024 * 1024
 """A source page is read up to this many bytes to look for its anchors."""
-COMPRESS_MIN_BYTES = 1_024
-COMPRESSIBLE = (".js", ".mjs", ".css", ".json", ".wasm", ".zip", ".whl", ".tar", ".data")
 JS_TYPES = ("text/javascript", "application/javascript", "application/x-javascript")
 RUNTIME_SUFFIXES = (".wasm", ".mjs", ".js", ".whl", ".zip", ".json", ".tar", ".css", ".data")
 CSP_DIRECTIVE = re.compile(r'Content Security Policy directive:? "([^"]+)"')
@@ -216,7 +216,8 @@ def _fetch_file(client: Any, url: str, origins: Origins) -> FileReport:
     """GET as a browser would (brotli/gzip accepted); the bytes actually sent.
 
     A compressible file sent uncompressed is gzipped here (level 9, as the build's
-    `.gz` copies) to say how many bytes compression would have saved.
+    `.gz` copies) to say how many bytes compression would have saved; by the build's
+    own rule (build/assets.py), a saving under COMPRESS_MIN_SAVING is none.
     """
     import httpx
 
@@ -227,7 +228,7 @@ def _fetch_file(client: Any, url: str, origins: Origins) -> FileReport:
         with contextlib.closing(response):
             encoding = response.headers.get("content-encoding", "identity")
             packer = None
-            if encoding == "identity" and urlsplit(url).path.endswith(COMPRESSIBLE):
+            if encoding == "identity" and urlsplit(url).path.endswith(tuple(COMPRESSIBLE)):
                 packer = zlib.compressobj(9, zlib.DEFLATED, 31)
             packed = 0
             for chunk in response.iter_raw():
@@ -236,7 +237,8 @@ def _fetch_file(client: Any, url: str, origins: Origins) -> FileReport:
             sent = response.num_bytes_downloaded
             if packer is not None:
                 packed += len(packer.flush())
-            saving = sent - packed if packer is not None and sent >= COMPRESS_MIN_BYTES else 0
+            pays = packer is not None and sent >= COMPRESS_MIN_BYTES
+            saving = sent - packed if pays and packed <= sent * (1 - COMPRESS_MIN_SAVING) else 0
             return FileReport(
                 url=url,
                 status=response.status_code,
@@ -435,10 +437,10 @@ def run_checks(
                     "agentskit-ask[data-state]", state="attached", timeout=SHELL_TIMEOUT_S * 1000
                 )
             except PlaywrightError:
-                loader = loader_srcs[0] if loader_srcs else "(no agentskit-ask script on the page)"
+                script = loader_srcs[0] if loader_srcs else "(no agentskit-ask script on the page)"
                 raise CheckUsageError(
                     f"{url}: the <agentskit-ask> element got no shell within "
-                    f"{SHELL_TIMEOUT_S:.0f} s: the loader {loader} did not run"
+                    f"{SHELL_TIMEOUT_S:.0f} s: the loader {script} did not run"
                 ) from None
             started = time.monotonic()
             reach_for(page)  # a click into the box (or on the launcher): the loader's intent

@@ -17,8 +17,9 @@ The first that exists wins; when none does, the build stops with a message
 naming all three. `assets_origin` makes that choice before the site is built
 (the plugin's `on_config`, the extension's `config-inited`), so a missing
 source, or a checkout without the `[build]` extra (brotli, packaging) that
-building needs, stops the build at once with one line rather than after it. We build rather than copy from a checkout's `dist/` because
-`dist/` may be stale or absent; the build is what `make site` runs anyway.
+building needs, stops the build at once with one line rather than after it.
+We build rather than copy from a checkout's `dist/` because `dist/` may be
+stale or absent; the build is what `make site` runs anyway.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Final
 
 from ..build.assets import LOADER, MANIFEST, write_assets
 from ..build.files import BuildError, Paths, Report, find_root
+from ..build.packed import restore_raw_copies
 from ..extras import MissingExtra, require
 
 PREBUILT: Final = Path(__file__).resolve().parent / "prebuilt"
@@ -96,6 +98,7 @@ def publish_assets(
     source = assets_origin(assets_from)
     if is_assets_folder(source):
         _copy_folder(source, target)
+        restore_raw_copies(target)  # a release ships some files only as .gz (build/packed.py)
         return str(source)
     root = source  # a checkout: build the folder as `agentskit-web assets` does
     from ..build.site import runtime_input
