@@ -585,8 +585,9 @@ def run_checks(
         )
     )
 
-    # compression: a warning per compressible file sent uncompressed
-    plain = [f for f in [*loaders, *files] if f.would_save > 0]
+    # compression: a warning per runtime file (the loader and what it declares) sent raw
+    runtime_files = [*loaders, *(f for f in files if f.url in declared)]
+    plain = [f for f in runtime_files if f.would_save > 0]
     saving = sum(f.would_save for f in plain)
     checks.append(
         Check(
@@ -595,7 +596,7 @@ def run_checks(
             f"{len(plain)} files sent uncompressed: {_size(saving)} ({saving} bytes) "
             "would be saved by serving the .br/.gz copies"
             if plain
-            else "every compressible file was sent compressed",
+            else "every compressible runtime file was sent compressed",
             {"would_save": saving, "files": {f.url: f.would_save for f in plain}},
             [
                 f"{urlsplit(f.url).path} sent uncompressed: {f.would_save} bytes would be saved"
