@@ -145,3 +145,45 @@ def test_a_page_pin_outside_the_host_range_stops_the_build(tmp_path: Path, depen
 def test_a_host_requirement_the_page_lacks_stops_the_build(tmp_path: Path) -> None:
     with pytest.raises(BuildError, match="does not pin markdown-it-py"):
         _check_pyproject_pins(_pins_root(tmp_path, "markdown-it-py>=4.0"), [PIN])
+
+
+SITES = ROOT / "fixtures" / "sites"
+
+
+def test_mkdocs_from_a_checkout_without_the_build_extra_stops_at_once_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """Before any page is built (not 20 s later in on_post_build), and no traceback."""
+    config = (SITES / "mkdocs" / "mkdocs.yml").read_text(encoding="utf-8")
+    written = tmp_path / "mkdocs.yml"
+    written.write_text(config.replace("docs_dir: ../docs", f"docs_dir: {SITES / 'docs'}"))
+    site = tmp_path / "site"
+    result = _run(
+        HIDE.format(names=("brotli",))
+        + "from mkdocs.__main__ import cli\n"
+        + f"cli(['build', '-q', '-f', {str(written)!r}, '-d', {str(site)!r}])\n"
+    )
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "agentskit-ask" in line]
+    assert len(errors) == 1 and "pip install 'agentskit-web[build]'" in errors[0], result.stderr
+    assert not (site / "index.html").exists(), "the pages were built before the error"
+
+
+def test_sphinx_from_a_checkout_without_the_build_extra_stops_at_config_in_one_line(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "site"
+    argv = ["-q", "-b", "html", "-c", str(SITES / "sphinx"), str(SITES / "docs"), str(out)]
+    result = _run(
+        HIDE.format(names=("brotli",))
+        + f"from sphinx.cmd.build import main\nraise SystemExit(main({argv!r}))\n"
+    )
+    # Sphinx reports every ConfigError in its own format (a "Configuration error!" report,
+    # as for a bad setting); ours is its last line, and no ModuleNotFoundError escapes.
+    assert result.returncode != 0
+    assert "Configuration error!" in result.stderr
+    assert "ModuleNotFoundError" not in result.stderr
+    needs = "ConfigError: agentskit-ask: building the widget's assets from the checkout needs"
+    assert needs in result.stderr and "pip install 'agentskit-web[build]'" in result.stderr
+    assert not (out / "contents.html").exists()
