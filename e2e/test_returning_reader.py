@@ -23,8 +23,12 @@ from agentskit_web.testing import AskWidget
 from e2e_support import BOOT_TIMEOUT_MS, Watch, running_demo
 
 QUESTION = "How do I configure rate limiting?"
-KEY = "agentskit:ask:ask"
-"""The widget's default memory key (widget_config.py: agentskit:ask:<chat-id>)."""
+SAVED = """() => {
+  const element = document.querySelector('agentskit-ask');
+  const key = element.getAttribute('storage-key') || 'agentskit:ask:ask';
+  return localStorage.getItem(key);
+}"""
+"""The element's memory key (its storage-key, else widget_config.py's default) as stored."""
 IDLE_TIMEOUT_MS = 5_000
 """The loader's own bound on waiting for idle (web/agentskit-ask.js)."""
 PAST_IDLE = f"""() => new Promise((done) => {{
@@ -66,7 +70,7 @@ def test_a_saved_conversation_shows_in_a_new_tab_without_acting(
     assert widget.wait_answer() == "complete"
     shown = page.locator("agentskit-ask .ak-message").count()
     assert shown >= 2
-    assert page.evaluate(f"() => localStorage.getItem({KEY!r}) !== null")
+    assert page.evaluate(SAVED) is not None
 
     second = _watched(context, watch)
     second.goto(demo.url + "/")  # no click, no focus, no key: the reader only opens the tab
@@ -83,8 +87,8 @@ def test_with_nothing_saved_nothing_of_the_runtime_loads_past_idle(
     page: Page, watch: Watch, demo: DemoServer
 ) -> None:
     page.goto(demo.url + "/")
-    page.wait_for_selector("agentskit-ask[data-state=idle]", state="attached")
-    assert page.evaluate(f"() => localStorage.getItem({KEY!r})") is None
+    page.wait_for_selector("agentskit-ask[data-state]", state="attached")
+    assert page.evaluate(SAVED) is None
     assert page.evaluate(PAST_IDLE) is True
     assert _runtime(watch) == [], "a page with nothing saved loaded the runtime before intent"
     assert page.evaluate("() => document.querySelector('agentskit-ask').dataset.state") == "idle"
