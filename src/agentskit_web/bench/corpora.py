@@ -250,6 +250,13 @@ class _HeadingIds(HTMLParser):
                 self.ids.append((int(tag[1]), found[0]))
 
 
+def _heading_ids(html: str) -> list[tuple[int, str]]:
+    parser = _HeadingIds()
+    parser.feed(html)
+    parser.close()
+    return parser.ids
+
+
 def published_sections(site_dir: Path) -> dict[str, str]:
     """Every section the built site publishes, as the eval writes it, with its page's file:
     each page's URL path (its top section) and `path#id` for each heading id of its
@@ -257,10 +264,7 @@ def published_sections(site_dir: Path) -> dict[str, str]:
     sections: dict[str, str] = {}
     for path, file in site_pages(site_dir):
         sections[path] = str(file)
-        parser = _HeadingIds()
-        parser.feed(article_html(file.read_text(encoding="utf-8")))
-        parser.close()
-        for number, (level, anchor) in enumerate(parser.ids):
+        for number, (level, anchor) in enumerate(_heading_ids(article_html(file.read_text()))):
             if number == 0 and level == 1:
                 continue
             sections[f"{path}#{anchor}"] = str(file)
@@ -270,16 +274,26 @@ def published_sections(site_dir: Path) -> dict[str, str]:
 def index_built_site(site_dir: Path) -> list[Chunk]:
     """The index chunks of a built site: the one function to switch to `index_site`.
 
-    Each page's article is parsed by the reference backend's HTML section parser
-    (headings keep the ids MkDocs gave them); the section under the page's h1 is
-    its top section, cited without an anchor.
+    Each page's article is parsed by the reference backend's HTML section parser.
+    Headings keep the ids MkDocs gave them; the section under the page's h1 is
+    its top section, cited without an anchor; a heading MkDocs gave no id (raw
+    HTML `<h3>` in the Markdown) cannot be linked, so its text is cited as part of
+    the section around it (the last heading with an id before it).
     """
     chunks: list[Chunk] = []
     for path, file in site_pages(site_dir):
+        html = article_html(file.read_text(encoding="utf-8"))
+        ids = {anchor for _, anchor in _heading_ids(html)}
         fallback = path.strip("/").rsplit("/", 1)[-1] or "Home"
-        page = parse_html(article_html(file.read_text(encoding="utf-8")), fallback)
-        first_h1 = next((s for s in page.sections if s.level == 1), None)
-        if first_h1 is not None:
-            first_h1.anchor = None
+        page = parse_html(html, fallback)
+        current: str | None = None
+        seen_h1 = False
+        for section in page.sections:
+            if section.level == 1 and not seen_h1:
+                seen_h1 = True
+                current = None
+            elif section.anchor in ids:
+                current = section.anchor
+            section.anchor = current
         chunks.extend(chunk_page(page, path))
     return chunks
