@@ -31,8 +31,19 @@ ALLOWED: dict[str, frozenset[str]] = {
     # `agentskit_web.sphinx`, the extension's documented name, re-exports integrations/.
     "sphinx": frozenset({"integrations"}),
     "bench.page": frozenset({"base", "protocol", "transports", "chat", "browser"}),
+    # bench/corpora.py cites a built MkDocs site by docs_text's directory-URL rule.
     "bench": frozenset(
-        {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench.page"}
+        {
+            "base",
+            "protocol",
+            "docs_text",
+            "transports",
+            "chat",
+            "browser",
+            "server",
+            "build",
+            "bench.page",
+        }
     ),
     "testing": frozenset({"base", "server"}),
     "cli": frozenset(

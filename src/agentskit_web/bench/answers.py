@@ -309,6 +309,17 @@ def expected_sections(eval_set: EvalSet) -> set[str]:
     return {section for question in eval_set.questions for section in question.expected}
 
 
+def check_published(eval_set: EvalSet, published: set[str], where: str) -> None:
+    """Raise EvalError naming every expected section the built site does not publish: a
+    question whose answer cannot exist would silently count as a miss."""
+    missing = sorted(expected_sections(eval_set) - published)
+    if missing:
+        raise EvalError(
+            f"{len(missing)} expected section(s) are not published by the built site "
+            f"{where}: {', '.join(missing)}"
+        )
+
+
 def corpus_index(eval_set: EvalSet, corpora: Path | None) -> tuple[DocsIndex, tuple[str, ...]]:
     """The index a corpus's questions are asked against, and notes for the table.
 
@@ -326,12 +337,7 @@ def corpus_index(eval_set: EvalSet, corpora: Path | None) -> tuple[DocsIndex, tu
     started = time.perf_counter()
     site = build_corpus(corpora, eval_set.corpus.name, eval_set.corpus.config)
     built = time.perf_counter() - started
-    missing = sorted(expected_sections(eval_set) - set(published_sections(site.site_dir)))
-    if missing:
-        raise EvalError(
-            f"{len(missing)} expected section(s) of {eval_set.corpus.name!r} are not in the "
-            f"built site {site.site_dir}: {', '.join(missing)}"
-        )
+    check_published(eval_set, set(published_sections(site.site_dir)), str(site.site_dir))
     chunks = index_built_site(site.site_dir)
     index = DocsIndex()
     index.add(chunks)
@@ -368,8 +374,9 @@ def default_corpora(root: Path = PROJECT_ROOT) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def _figure(value: float) -> str:
-    return "   -" if math.isnan(value) else f"{value:.3f}"
+def _figure(value: float, digits: int = 3) -> str:
+    """A share or a time, `-` when the split has no question it applies to."""
+    return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def format_eval(result: EvalResult) -> str:
@@ -385,7 +392,7 @@ def format_eval(result: EvalResult) -> str:
                 f"{name:<26}{split:<9}{s.answerable:>4}{_figure(s.recall[1]):>7}"
                 f"{_figure(s.recall[3]):>7}{_figure(s.mrr):>7}{_figure(s.first_quote):>8}"
                 f"{s.unanswerable:>4}{_figure(s.declined):>10}{_figure(s.wrongly_declined):>11}"
-                f"{s.p50_ms:>8.2f}{s.p90_ms:>8.2f}"
+                f"{_figure(s.p50_ms, 2):>8}{_figure(s.p90_ms, 2):>8}"
             )
     rows.append(
         f"{result.chunks} chunks; n answerable, u unanswerable questions; quote1: first quote "
