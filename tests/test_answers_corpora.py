@@ -314,3 +314,12 @@ def test_without_the_corpora_the_section_says_so_and_measures_our_docs(
     assert set(written) == {"ours"}
     assert set(written["ours"]) == {"shipped", "plain FTS5 BM25"}
     assert written["ours"]["shipped"]["all"]["firstQuoteOnTarget"] is not None
+
+
+def test_a_corpus_that_cannot_be_built_fails_the_section_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "corpora").mkdir()  # a corpora folder without the corpus in it
+    assert main(["--corpora", str(tmp_path / "corpora"), "--corpus", "starlette"]) == 1
+    error = capsys.readouterr().err
+    assert "answers: starlette not measured: Corpus 'starlette' has no docs folder" in error

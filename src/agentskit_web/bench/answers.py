@@ -446,14 +446,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     corpora: Path | None = args.corpora
     if corpora is not None and not corpora.is_dir():
         corpora = None
+    from .corpora import CorpusError
+
     results = []
+    failed = False
     for name in names:
         eval_set = load_eval_set(EVAL_FILES[name])
         if isinstance(eval_set.corpus, MkDocsCorpus) and corpora is None:
             where = args.corpora or PROJECT_ROOT.parent / "shared" / "corpora"
             print(f"answers: no corpora folder at {where}: {name} not measured (--corpora PATH)")
             continue
-        result = run_eval(eval_set, corpora, name)
+        try:
+            result = run_eval(eval_set, corpora, name)
+        except (EvalError, CorpusError) as error:
+            print(f"answers: {name} not measured: {error}", file=sys.stderr)
+            failed = True
+            continue
         results.append(result)
         print(format_eval(result))
         if args.misses:
@@ -468,7 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for result in results
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    return 0
+    return 1 if failed else 0
 
 
 def vars_of(scores: Scores) -> dict[str, object]:
