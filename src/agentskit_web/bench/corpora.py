@@ -266,7 +266,9 @@ def published_sections(site_dir: Path) -> dict[str, str]:
     sections: dict[str, str] = {}
     for path, file in site_pages(site_dir):
         sections[path] = str(file)
-        for number, (level, anchor) in enumerate(_heading_ids(article_html(file.read_text()))):
+        for number, (level, anchor) in enumerate(
+            _heading_ids(article_html(file.read_text(encoding="utf-8")))
+        ):
             if number == 0 and level == 1:
                 continue
             sections[f"{path}#{anchor}"] = str(file)
