@@ -29,8 +29,8 @@ from typing import Any, Final, Protocol
 import anyio.to_thread
 from markdown_it.token import Token
 
+from ..answering.chunk import Chunk, Passage
 from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text, page_path_for
-from ..protocol.limits import SOURCE_TITLE_MAX_CHARS
 from .search_terms import (
     ALL_AIDS,
     PREFIX_MIN_CHARS,
@@ -187,27 +187,6 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 class RetrievalError(RuntimeError):
     """The index could not answer (corrupt database, I/O failure...)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """One retrieved chunk: where it lives (path + anchor), its titles and its text."""
-
-    path: str
-    anchor: str | None
-    page_title: str
-    heading: str
-    text: str
-    code: str = ""
-    score: float = 0.0
-
-    @property
-    def title(self) -> str:
-        """The source title shown to readers: `Page › Section`, cut to the wire bound."""
-        title = self.page_title
-        if self.heading and self.heading != self.page_title:
-            title = f"{self.page_title} › {self.heading}"
-        return title[:SOURCE_TITLE_MAX_CHARS].strip() or self.path
 
 
 class Retriever(Protocol):
@@ -379,18 +358,6 @@ def parse_html(text: str, fallback_title: str) -> _Page:
 
 
 # --------------------------------------------------------------------------- index
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One indexed unit of text with everything a citation needs."""
-
-    path: str
-    anchor: str | None
-    page_title: str
-    heading: str
-    text: str
-    code: str = ""
 
 
 def _split_long(parts: list[str]) -> Iterable[str]:
