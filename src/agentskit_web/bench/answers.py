@@ -37,7 +37,8 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..server.retrieval import DocsIndex, Passage
+from ..answering.chunk import Passage
+from ..server.retrieval import DocsIndex
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
 EVAL_FILE: Final = PROJECT_ROOT / "fixtures" / "answers_eval.json"
