@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from agentskit_web.answering.chunk import Passage
 from agentskit_web.server.retrieval import (
     NEAR_DUPLICATE_JACCARD,
     PART_STRENGTH,
     STOPWORDS,
     DocsIndex,
-    Passage,
     _merged,
     coverage_terms,
     distinct_passages,
