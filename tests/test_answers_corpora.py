@@ -15,6 +15,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
+from agentskit_web.answering.chunk import Passage
 from agentskit_web.bench.answers import (
     EVAL_FILES,
     SPLITS,
@@ -44,7 +45,6 @@ from agentskit_web.bench.corpora import (
     index_built_site,
     published_sections,
 )
-from agentskit_web.server.retrieval import Passage
 
 REAL_CORPORA = ("pydantic", "starlette")
 ANSWERABLE_MIN = 60

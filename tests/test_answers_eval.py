@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from agentskit_web.answering.chunk import Passage
 from agentskit_web.bench.answers import (
     RANK_DEPTH,
     EvalQuestion,
@@ -13,7 +14,7 @@ from agentskit_web.bench.answers import (
     ranked_sections,
     run_eval,
 )
-from agentskit_web.server.retrieval import DocsIndex, Passage
+from agentskit_web.server.retrieval import DocsIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 

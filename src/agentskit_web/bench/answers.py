@@ -52,8 +52,9 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..answering.chunk import Passage
 from ..server.generators import GenerationError, GenerationRequest, compose_extractive_answer
-from ..server.retrieval import DocsIndex, Passage
+from ..server.retrieval import DocsIndex
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
 FIXTURES: Final = PROJECT_ROOT / "fixtures"

@@ -37,8 +37,9 @@ from typing import Any, Final
 
 import yaml
 
+from ..answering.chunk import Chunk
 from ..docs_text import directory_page_path
-from ..server.retrieval import Chunk, chunk_page, parse_html
+from ..indexing.docs_folder import chunk_page, parse_html
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
 DEFAULT_CORPORA: Final = PROJECT_ROOT.parent / "shared" / "corpora"
