@@ -444,6 +444,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the scores here")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     names = args.corpus or list(EVAL_FILES)
+    if args.misses == "heldout":
+        print(
+            "answers: listing held-out questions; whoever tunes retrieval must not read them",
+            file=sys.stderr,
+        )
     corpora: Path | None = args.corpora
     if corpora is not None and not corpora.is_dir():
         corpora = None
