@@ -187,3 +187,23 @@ def test_sphinx_from_a_checkout_without_the_build_extra_stops_at_config_in_one_l
     needs = "ConfigError: agentskit-ask: building the widget's assets from the checkout needs"
     assert needs in result.stderr and "pip install 'agentskit-web[build]'" in result.stderr
     assert not (out / "contents.html").exists()
+
+
+def test_check_with_a_chromium_that_cannot_start_is_one_line(tmp_path: Path) -> None:
+    """A Playwright failure is a reason on one line, not a traceback (issue 23, item 8)."""
+    from agentskit_web.server.static import AppServer, create_static_app
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<!doctype html><agentskit-ask></agentskit-ask>\n")
+    server = AppServer(create_static_app(site)).start()
+    try:
+        missing = str(tmp_path / "no-such-chromium")
+        argv = ["check", server.url + "/", "--chromium", missing]
+        code = f"from agentskit_web.cli import main\nraise SystemExit(main({argv!r}))\n"
+        result = _run(code)
+    finally:
+        server.stop()
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1 and "cannot start Chromium" in result.stderr

@@ -415,9 +415,14 @@ def run_checks(
 
     loader_srcs = [urljoin(url, s) for s in scan.scripts if "agentskit-ask" in s]
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium or chromium_executable(), args=list(CHROMIUM_FLAGS)
-        )
+        executable = chromium or chromium_executable()
+        try:
+            browser = playwright.chromium.launch(
+                executable_path=executable, args=list(CHROMIUM_FLAGS)
+            )
+        except PlaywrightError as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else "failed"
+            raise CheckUsageError(f"cannot start Chromium {executable}: {first}") from None
         try:
             context = browser.new_context()
             context.route("**/*", route)
@@ -428,7 +433,11 @@ def run_checks(
             page.on("response", lambda r: _note(statuses, r.url, r.status))
             page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: console.append(f"page error: {e}"))
-            page.goto(url, wait_until="load")
+            try:
+                page.goto(url, wait_until="load")
+            except PlaywrightError as error:
+                first = str(error).strip().splitlines()[0]
+                raise CheckUsageError(f"{url} did not load in Chromium: {first}") from None
             manifest = page.evaluate(MANIFEST_JS)
             host = page.locator("agentskit-ask").first
             try:
