@@ -109,4 +109,4 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench embed --no-build
 
 clean:
-	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts
+	rm -rf dist build release .pytest_cache .mypy_cache .ruff_cache e2e/artifacts
