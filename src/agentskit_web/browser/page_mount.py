@@ -1,0 +1,59 @@
+"""One call for a page's own Python (a PyScript `<script type="py">`) to put the widget on it.
+
+    from agentskit_web.chat import create_function_adapter, define_chat
+    from agentskit_web.browser.page_mount import mount_chat
+
+    def answer(question, history):
+        yield f"You asked: {question}"
+
+    widget = await mount_chat("#ask", define_chat(id="demo", adapter=create_function_adapter(answer)))
+
+`target` is a CSS selector or an element; the widget is built into its shadow
+root exactly as the loader's `<agentskit-ask>` builds it (browser/widget.py
+`mount`), with the same stylesheet file: `agentskit-ask-pyscript.js` (the
+PyScript build's entry, build/pyscript.py) publishes where it is, as the loader
+does. Options of the element's attributes (`suggestions`, `placeholder`, ...)
+are read from the target element's attributes, so a `<div id="ask"
+suggestions='["..."]'>` is configured the same way.
+
+A question already typed is kept; a target that is missing raises LookupError
+and a definition that is not a `ChatDefinition` raises TypeError, both before
+anything is drawn, with messages that name the cause.
+"""
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ..chat.definition import ChatDefinition
+from .js_values import present
+from .widget import AskWidget, mount, warm_up_when_idle
+
+MISSING_TARGET: Final = "mount_chat: no element matches {selector!r} on this page"
+NOT_A_DEFINITION: Final = "mount_chat: expected a chat from define_chat(...), got {name}"
+
+
+def _element(target: Any) -> Any:
+    if not isinstance(target, str):
+        return target
+    import js  # only inside Pyodide
+
+    element = js.document.querySelector(target)
+    if not present(element):
+        raise LookupError(MISSING_TARGET.format(selector=target))
+    return element
+
+
+async def mount_chat(
+    target: Any,
+    definition: ChatDefinition,
+    *,
+    suggestions: Sequence[str] | None = None,
+    knowledge: Any = None,
+) -> AskWidget:
+    """Mount the widget for `definition` on `target` (a CSS selector or an element)."""
+    if not isinstance(definition, ChatDefinition):
+        raise TypeError(NOT_A_DEFINITION.format(name=type(definition).__name__))
+    host = _element(target)
+    widget = await mount(host, definition, suggestions=suggestions, knowledge=knowledge)
+    warm_up_when_idle(widget.page)
+    return widget
