@@ -26,18 +26,39 @@ from typing import Any, Final
 
 from ..chat.definition import ChatDefinition
 from .js_values import present
-from .widget import AskWidget, mount, warm_up_when_idle
+from .widget import AskWidget, _js_object, _page, mount, warm_up_when_idle
 
 MISSING_TARGET: Final = "mount_chat: no element matches {selector!r} on this page"
 NOT_A_DEFINITION: Final = "mount_chat: expected a chat from define_chat(...), got {name}"
 
 
+def _prepare_shell(document: Any, host: Any) -> None:
+    """Give `host` the shadow root the loader gives `<agentskit-ask>`: the stylesheet link, then
+    the box the widget is built into (building into the root itself would drop the link)."""
+    if present(host.shadowRoot):
+        return
+    root = host.attachShadow(_js_object({"mode": "open"}))
+    try:
+        page = _page()
+        published = page.agentskitAsk
+        href = str(page.URL.new(published.assets.stylesheet, published.base).href)
+    except Exception:  # no agentskit-ask-pyscript.js on this page: the widget works, unstyled
+        href = None
+    if href is not None:
+        link = document.createElement("link")
+        link.setAttribute("rel", "stylesheet")
+        link.setAttribute("class", "ak-stylesheet")
+        link.setAttribute("href", href)
+        root.append(link)
+    box = document.createElement("div")
+    box.setAttribute("class", "ak-box")
+    root.append(box)
+
+
 def _element(target: Any) -> Any:
     if not isinstance(target, str):
         return target
-    import js  # only inside Pyodide
-
-    element = js.document.querySelector(target)
+    element = _page().document.querySelector(target)
     if not present(element):
         raise LookupError(MISSING_TARGET.format(selector=target))
     return element
@@ -54,6 +75,7 @@ async def mount_chat(
     if not isinstance(definition, ChatDefinition):
         raise TypeError(NOT_A_DEFINITION.format(name=type(definition).__name__))
     host = _element(target)
+    _prepare_shell(_page().document, host)
     widget = await mount(host, definition, suggestions=suggestions, knowledge=knowledge)
     warm_up_when_idle(widget.page)
     return widget

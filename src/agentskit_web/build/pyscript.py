@@ -58,7 +58,7 @@ def pyscript_files(web: Path) -> dict[str, bytes]:
     source = web / PYSCRIPT_SOURCE
     if not (source / PYSCRIPT_CORE).is_file():
         raise BuildError(f"{PYSCRIPT_PACKAGE} is not installed in {web} (run `npm ci` in web/)")
-    pattern = re.compile(cdn_pattern(web).pattern.encode("ascii") + rb"[^\s\"'`$]*")
+    pattern = re.compile(cdn_pattern(web).pattern.encode("ascii") + rb"[^\s\"'`$\\]*")
     files = {}
     for path in sorted(source.iterdir()):
         if path.is_file() and path.suffix in SHIPPED_SUFFIXES:
