@@ -18,10 +18,10 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentskit_web.server.static import AppServer, SiteFiles
+from agentskit_web.bench.pyscript_boot import documented_page as page_in
 from e2e_support import ARTIFACTS, ROOT, Watch, wait_for_state
 
 DOC = ROOT / "docs/pyscript.md"
-PAGE_MARKER = "<!-- pyscript-page:"
 STRICT_POLICY = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
     "img-src 'self'; connect-src 'self'"
@@ -43,12 +43,8 @@ def documented_policy() -> str:
 
 
 def documented_page() -> str:
-    """The complete page of docs/pyscript.md: the html block after the marker, as it is."""
-    text = DOC.read_text(encoding="utf-8")
-    after = text[text.index(PAGE_MARKER) :]
-    match = re.search(r"```html\n(.*?)\n```", after, re.DOTALL)
-    assert match is not None
-    return match.group(1) + "\n"
+    """The complete page of docs/pyscript.md, as it is (the bench extracts the same block)."""
+    return page_in(DOC)
 
 
 def with_policy(app: ASGIApp, policy: str) -> ASGIApp:

@@ -16,7 +16,8 @@ does. Options of the element's attributes (`suggestions`, `placeholder`, ...)
 are read from the target element's attributes, so a `<div id="ask"
 suggestions='["..."]'>` is configured the same way.
 
-A question already typed is kept; a target that is missing raises LookupError
+Once mounted, the target says so as `<agentskit-ask>` does: `data-state="ready"`, the
+`agentskit:ready` event (bubbling) and performance mark. A question already typed is kept; a target that is missing raises LookupError
 and a definition that is not a `ChatDefinition` raises TypeError, both before
 anything is drawn, with messages that name the cause.
 """
@@ -29,6 +30,8 @@ from .js_values import present
 from .widget import AskWidget, _js_object, _page, mount, warm_up_when_idle
 
 MISSING_TARGET: Final = "mount_chat: no element matches {selector!r} on this page"
+READY: Final = "ready"
+READY_MARK: Final = "agentskit:ready"
 NOT_A_DEFINITION: Final = "mount_chat: expected a chat from define_chat(...), got {name}"
 
 
@@ -78,4 +81,16 @@ async def mount_chat(
     _prepare_shell(_page().document, host)
     widget = await mount(host, definition, suggestions=suggestions, knowledge=knowledge)
     warm_up_when_idle(widget.page)
+    _announce_ready(widget)
     return widget
+
+
+def _announce_ready(widget: AskWidget) -> None:
+    """Say "ready" as the loader says it for `<agentskit-ask>`: `data-state="ready"` on the host,
+    the `agentskit:ready` performance mark (once per page) and event (pages, tests, the bench)."""
+    page = widget.page
+    widget.host.setAttribute("data-state", READY)
+    if not page.performance.getEntriesByName(READY_MARK).length:
+        page.performance.mark(READY_MARK)
+    event = page.CustomEvent.new(READY_MARK, _js_object({"bubbles": True, "composed": True}))
+    widget.host.dispatchEvent(event)
