@@ -17,8 +17,8 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentskit_web.server.static import AppServer, SiteFiles
 from agentskit_web.bench.pyscript_boot import documented_page as page_in
+from agentskit_web.server.static import AppServer, SiteFiles
 from e2e_support import ARTIFACTS, ROOT, Watch, wait_for_state
 
 DOC = ROOT / "docs/pyscript.md"
@@ -53,7 +53,10 @@ def with_policy(app: ASGIApp, policy: str) -> ASGIApp:
     async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
         async def send_with_policy(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = [*message.get("headers", []), (b"content-security-policy", policy.encode())]
+                headers = [
+                    *message.get("headers", []),
+                    (b"content-security-policy", policy.encode()),
+                ]
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -188,7 +188,9 @@ def test_a_huge_string_costs_no_more_than_the_bound() -> None:
     assert elapsed < 2.0
 
 
-@pytest.mark.parametrize("count", [ASSISTANT_CONTENT_MAX_RECORDS, ASSISTANT_CONTENT_MAX_RECORDS + 1])
+@pytest.mark.parametrize(
+    "count", [ASSISTANT_CONTENT_MAX_RECORDS, ASSISTANT_CONTENT_MAX_RECORDS + 1]
+)
 def test_pieces_at_the_record_bound_fit_and_one_more_does_not(count: int) -> None:
     chunks = run(lambda q, h: ("x" for _ in range(count)))
     records = [c for c in chunks if c["type"] == "text"]

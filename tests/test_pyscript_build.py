@@ -1,6 +1,8 @@
-"""`agentskit-web assets OUT --with-pyscript`: PyScript self-hosted beside the runtime, opt-in only."""
+"""`agentskit-web assets OUT --with-pyscript`: PyScript self-hosted beside the runtime, opt-in."""
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,14 +19,15 @@ from agentskit_web.build.pyscript import (
     pyscript_files,
 )
 from agentskit_web.page_packages import PAGE_PACKAGE
-
 from test_assets import WEB, runtime
 
 PINNED = json.loads((WEB / "package.json").read_text())["dependencies"]["@pyscript/core"]
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
 
 
 def test_pyscript_is_pinned_exactly_and_locked() -> None:
@@ -96,6 +99,20 @@ def test_publishing_a_copied_folder_without_pyscript_says_so(tmp_path: Path) -> 
 
     source = tmp_path / "plain"
     write_assets(source, WEB, runtime())
-    with pytest.raises(BuildError, match="with_pyscript: .* --with-pyscript"):
+    with pytest.raises(BuildError, match=r"with_pyscript: .* --with-pyscript"):
         publish_assets(tmp_path / "site", source, with_pyscript=True)
     publish_assets(tmp_path / "site", source)
+
+
+def test_every_scrubbed_script_still_parses(tmp_path: Path) -> None:
+    """Rewriting CDN URLs inside PyScript's bundled code must leave valid modules (an URL in an
+    escaped Python string, for one, must keep its escape)."""
+    node = shutil.which("node")
+    assert node is not None, "node (which `npm ci` needs) is on PATH"
+    for name, data in pyscript_files(WEB).items():
+        if not name.endswith(".js"):
+            continue
+        script = tmp_path / (name[:-3] + ".mjs")
+        script.write_bytes(data)
+        checked = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
+        assert checked.returncode == 0, f"{name}: {checked.stderr[-500:]}"

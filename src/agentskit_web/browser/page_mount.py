@@ -6,7 +6,8 @@
     def answer(question, history):
         yield f"You asked: {question}"
 
-    widget = await mount_chat("#ask", define_chat(id="demo", adapter=create_function_adapter(answer)))
+    chat = define_chat(id="demo", adapter=create_function_adapter(answer))
+    widget = await mount_chat("#ask", chat)
 
 `target` is a CSS selector or an element; the widget is built into its shadow
 root exactly as the loader's `<agentskit-ask>` builds it (browser/widget.py
@@ -17,9 +18,10 @@ are read from the target element's attributes, so a `<div id="ask"
 suggestions='["..."]'>` is configured the same way.
 
 Once mounted, the target says so as `<agentskit-ask>` does: `data-state="ready"`, the
-`agentskit:ready` event (bubbling) and performance mark. A question already typed is kept; a target that is missing raises LookupError
-and a definition that is not a `ChatDefinition` raises TypeError, both before
-anything is drawn, with messages that name the cause.
+`agentskit:ready` event (bubbling) and performance mark. A question already typed is kept;
+a target that is missing raises LookupError and a definition that is not a
+`ChatDefinition` raises TypeError, both before anything is drawn, with messages
+that name the cause.
 """
 
 from collections.abc import Sequence

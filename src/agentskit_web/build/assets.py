@@ -277,7 +277,11 @@ def _ours(out: Path) -> list[Path]:
 
 def _remove_empty_runtime_folders(out: Path) -> None:
     for folder in out.iterdir():
-        if folder.is_dir() and _HASHED_FOLDER.match(folder.name + "/") and not any(folder.iterdir()):
+        if (
+            folder.is_dir()
+            and _HASHED_FOLDER.match(folder.name + "/")
+            and not any(folder.iterdir())
+        ):
             folder.rmdir()
 
 

@@ -1,4 +1,4 @@
-"""The opt-in PyScript build (`agentskit-web assets OUT --with-pyscript`): PyScript beside the runtime.
+"""The opt-in PyScript build (`agentskit-web assets OUT --with-pyscript`), beside the runtime.
 
 The default embed does not ship PyScript: its boot calls `Function(...)`, which
 a strict CSP without `'unsafe-eval'` forbids (docs/security.md). A site whose
@@ -83,7 +83,7 @@ def entry_text(folder: str, assets: Mapping[str, object]) -> str:
         "// agentskit-web: PyScript pages link this file (agentskit-web assets --with-pyscript).\n"
         "// It tells the widget where its stylesheet is, as agentskit-ask.js does, then starts\n"
         "// PyScript, which boots the same Pyodide and lock (agentskit-ask-pyscript.json).\n"
-        "const BASE = new URL(\".\", import.meta.url);\n"
+        'const BASE = new URL(".", import.meta.url);\n'
         f"globalThis.agentskitAsk ??= Object.freeze({{ assets: {published}, base: BASE.href, "
         "runtime: () => null });\n"
         f'await import(new URL("{folder}{PYSCRIPT_CORE}", BASE).href);\n'

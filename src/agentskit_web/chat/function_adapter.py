@@ -54,7 +54,7 @@ from .ask.projection import project_ask_messages
 
 StreamChunk = dict[str, str]
 PageAnswer = Callable[[str, list[dict[str, str]]], Any]
-"""`answer(question, history)` -> str, an iterable or async iterable of str, or an awaitable of those."""
+"""`answer(question, history)` -> str, an (async) iterable of str, or an awaitable of those."""
 
 RAISED_MESSAGE: Final = "Page answer failed: the answer function raised {name}."
 WRONG_RESULT_MESSAGE: Final = (

@@ -37,7 +37,9 @@ def _assets(args: argparse.Namespace) -> int:
         from ..build.pyscript import PYSCRIPT_CONFIG, PYSCRIPT_ENTRY
 
         print("and PyScript pages with (see docs/pyscript.md):")
-        print(f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{PYSCRIPT_ENTRY}"></script>')
+        print(
+            f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{PYSCRIPT_ENTRY}"></script>'
+        )
         print(f'  <script type="py" config="/PATH/TO/{args.out_dir.name}/{PYSCRIPT_CONFIG}">')
     return 0
 
@@ -135,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     assets.add_argument(
         "--with-pyscript",
         action="store_true",
-        help="also write PyScript, self-hosted, for <script type=\"py\"> pages (needs 'unsafe-eval')",
+        help="also write PyScript, self-hosted, for <script type=py> pages (needs 'unsafe-eval')",
     )
     assets.set_defaults(run=_assets)
 

@@ -14,7 +14,7 @@ plugins:
       theme: auto               # auto, light or dark
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
-      with_pyscript: false      # also publish PyScript for `<script type="py">` pages (docs/pyscript.md)
+      with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
 ```
 
 Per page: the loader's `<script type="module">` goes into `<head>` (with a
