@@ -19,9 +19,12 @@ suggestions='["..."]'>` is configured the same way.
 
 Once mounted, the target says so as `<agentskit-ask>` does: `data-state="ready"`, the
 `agentskit:ready` event (bubbling) and performance mark. A question already typed is kept;
-a target that is missing raises LookupError and a definition that is not a
-`ChatDefinition` raises TypeError, both before anything is drawn, with messages
-that name the cause.
+a target that is missing raises LookupError, a definition that is not a
+`ChatDefinition` TypeError, and a call from a PyScript worker RuntimeError, all
+before anything is drawn, with messages that name the cause. In a worker the
+widget's box can be drawn through PyScript's proxies (with cross-origin
+isolation), but measured in Chromium it never answered a question: its event
+handlers, stylesheet lookup and page globals are the main thread's.
 """
 
 from collections.abc import Sequence
@@ -34,6 +37,10 @@ from .widget import AskWidget, _js_object, _page, mount, warm_up_when_idle
 MISSING_TARGET: Final = "mount_chat: no element matches {selector!r} on this page"
 READY: Final = "ready"
 READY_MARK: Final = "agentskit:ready"
+IN_WORKER: Final = (
+    "mount_chat runs on the page's main thread: remove `worker` from the <script type=\"py\"> "
+    "that mounts the widget (docs/pyscript.md, 'Main thread or worker')"
+)
 NOT_A_DEFINITION: Final = "mount_chat: expected a chat from define_chat(...), got {name}"
 
 
@@ -79,6 +86,8 @@ async def mount_chat(
     """Mount the widget for `definition` on `target` (a CSS selector or an element)."""
     if not isinstance(definition, ChatDefinition):
         raise TypeError(NOT_A_DEFINITION.format(name=type(definition).__name__))
+    if hasattr(_page(), "WorkerGlobalScope"):  # defined only inside a worker
+        raise RuntimeError(IN_WORKER)
     host = _element(target)
     _prepare_shell(_page().document, host)
     widget = await mount(host, definition, suggestions=suggestions, knowledge=knowledge)
