@@ -126,6 +126,7 @@ def test_the_documented_page_answers_from_its_own_function_under_the_documented_
     text = pyscript_answer(page, "What is PyScript?")
     assert "This answer comes from the function answer in the page's own" in text
     assert "You asked 0 question(s) before this one." in text
+    context.set_offline(True)  # the answers need nothing but the page itself
     second = pyscript_answer(page, "Does this work offline?")
     assert "You asked 1 question(s) before this one." in second
     # Rendered as markdown by the widget, never as HTML: the code span is a <code> element.

@@ -273,3 +273,13 @@ def test_a_conversation_renders_the_function_answer_and_its_errors() -> None:
     assert decoded.parts[0]["text"] == "**first** has 0 earlier messages."
     assert failed.status == "error"
     assert failed.error == RAISED_MESSAGE.format(name="RuntimeError")
+
+
+def test_an_offline_page_still_asks_its_own_function() -> None:
+    """The widget refuses an Ask question while offline; a page function needs no network."""
+    chat = define_chat(id="page-answers", adapter=create_function_adapter(lambda q, h: "here"))
+    conversation = Conversation(chat, online=lambda: False)
+    asyncio.run(conversation.send("anyone there?"))
+    answer = conversation.messages[-1]
+    assert answer.status == "complete"
+    assert decode_assistant_content(answer.content).parts[0]["text"] == "here"

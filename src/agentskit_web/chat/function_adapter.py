@@ -289,7 +289,8 @@ async def _aclose(iterator: AsyncIterator[Any]) -> None:
 class FunctionAdapter:
     """The page function as an adapter: every question gets its own `FunctionSource`."""
 
-    capabilities: Final = {"streaming": True, "structuredOutput": False}
+    capabilities: Final = {"streaming": True, "structuredOutput": False, "local": True}
+    """`local`: answers without the network, so the widget asks it even when offline."""
 
     def __init__(self, answer: PageAnswer) -> None:
         self.answer = answer
