@@ -38,7 +38,7 @@ MISSING_TARGET: Final = "mount_chat: no element matches {selector!r} on this pag
 READY: Final = "ready"
 READY_MARK: Final = "agentskit:ready"
 IN_WORKER: Final = (
-    "mount_chat runs on the page's main thread: remove `worker` from the <script type=\"py\"> "
+    'mount_chat runs on the page\'s main thread: remove `worker` from the <script type="py"> '
     "that mounts the widget (docs/pyscript.md, 'Main thread or worker')"
 )
 NOT_A_DEFINITION: Final = "mount_chat: expected a chat from define_chat(...), got {name}"
