@@ -283,3 +283,12 @@ def test_an_offline_page_still_asks_its_own_function() -> None:
     answer = conversation.messages[-1]
     assert answer.status == "complete"
     assert decode_assistant_content(answer.content).parts[0]["text"] == "here"
+
+
+def test_mount_chat_refuses_anything_but_a_chat_definition_before_touching_the_page() -> None:
+    from agentskit_web.browser.page_mount import NOT_A_DEFINITION, mount_chat
+
+    adapter = create_function_adapter(lambda q, h: "x")
+    with pytest.raises(TypeError) as raised:
+        asyncio.run(mount_chat("#ask", adapter))  # type: ignore[arg-type]
+    assert str(raised.value) == NOT_A_DEFINITION.format(name="FunctionAdapter")
