@@ -49,7 +49,7 @@ from ..protocol.limits import (
     ASSISTANT_CONTENT_TEXT_MAX_CHARS,
 )
 from ..protocol.text_metrics import js_slice, split_text
-from .ask.body import BYTE_LIMIT_MESSAGE, BoundedContentEncoder, ContentLimitExceeded
+from .ask.body import BoundedContentEncoder, ContentLimitExceeded
 from .ask.projection import project_ask_messages
 
 StreamChunk = dict[str, str]
@@ -61,6 +61,9 @@ WRONG_RESULT_MESSAGE: Final = (
     "Page answer failed: the answer function returned {name}, not text or an iterable of text."
 )
 WRONG_PIECE_MESSAGE: Final = "Page answer failed: the answer function yielded {name}, not text."
+UNENCODABLE_MESSAGE: Final = (
+    "Page answer failed: the answer function yielded text that cannot be sent."
+)
 NO_QUESTION_MESSAGE: Final = "Page answer failed: there is no question to answer."
 REUSED_MESSAGE: Final = "Page answer source was already streamed."
 PIECE_MAX_CHARS: Final = ASSISTANT_CONTENT_MAX_BYTES + 1
@@ -254,8 +257,8 @@ def _encoded(encoder: BoundedContentEncoder, piece: str) -> list[str]:
             out.append(encoder.encode({"kind": "text", "text": text}))
         except ContentLimitExceeded as exceeded:
             raise _LimitAfter(out, exceeded.message) from None
-        except ProtocolError:  # lone surrogates and the like: the encoder names it a bound
-            raise _LimitAfter(out, BYTE_LIMIT_MESSAGE) from None
+        except ProtocolError:  # no str is refused today (lone surrogates are escaped): kept so
+            raise _LimitAfter(out, UNENCODABLE_MESSAGE) from None  # the source never raises
     return out
 
 
