@@ -156,7 +156,7 @@ def test_the_plain_embed_in_the_same_folder_still_needs_no_unsafe_eval(
 
 
 @pytest.mark.console_error_expected(r"unsafe-eval|Content Security Policy|EvalError")
-def test_the_pyscript_page_under_the_strict_policy_is_refused_visibly(
+def test_the_pyscript_page_under_the_strict_policy_is_refused_by_script_src(
     page: Page, context: BrowserContext, serve: object
 ) -> None:
     url = serve(STRICT_POLICY)  # type: ignore[operator]
