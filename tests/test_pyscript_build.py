@@ -21,6 +21,8 @@ from agentskit_web.build.pyscript import (
 from agentskit_web.page_packages import PAGE_PACKAGE
 from test_assets import WEB, runtime
 
+CACHE = Path(__file__).resolve().parents[1] / ".cache"
+"""The build's own cache of compressed copies (brotli at quality 11 takes seconds per run)."""
 PINNED = json.loads((WEB / "package.json").read_text())["dependencies"]["@pyscript/core"]
 
 
@@ -40,8 +42,8 @@ def test_pyscript_is_pinned_exactly_and_locked() -> None:
 
 def test_the_default_folder_is_unchanged_by_the_option_existing(tmp_path: Path) -> None:
     plain, with_pyscript = tmp_path / "plain", tmp_path / "with"
-    write_assets(plain, WEB, runtime())
-    write_assets(with_pyscript, WEB, runtime(), with_pyscript=True)
+    write_assets(plain, WEB, runtime(), CACHE)
+    write_assets(with_pyscript, WEB, runtime(), CACHE, with_pyscript=True)
     default, extended = _tree(plain), _tree(with_pyscript)
     assert not any("pyscript" in name for name in default)
     for name, data in default.items():
@@ -52,7 +54,7 @@ def test_the_default_folder_is_unchanged_by_the_option_existing(tmp_path: Path) 
 
 
 def test_the_config_uses_our_pyodide_and_lock_and_never_micropip(tmp_path: Path) -> None:
-    write_assets(tmp_path, WEB, runtime(), with_pyscript=True)
+    write_assets(tmp_path, WEB, runtime(), CACHE, with_pyscript=True)
     manifest = json.loads((tmp_path / MANIFEST).read_text())
     config = json.loads((tmp_path / PYSCRIPT_CONFIG).read_text())
     assert config == {
@@ -70,7 +72,7 @@ def test_the_config_uses_our_pyodide_and_lock_and_never_micropip(tmp_path: Path)
 def test_no_served_pyscript_file_names_a_cdn_or_a_source_map(tmp_path: Path) -> None:
     raw = WEB / PYSCRIPT_SOURCE
     assert any(b"cdn.jsdelivr.net" in p.read_bytes() for p in raw.glob("*.js")), "upstream has some"
-    write_assets(tmp_path, WEB, runtime(), with_pyscript=True)
+    write_assets(tmp_path, WEB, runtime(), CACHE, with_pyscript=True)
     assert scan_for_cdn(tmp_path, WEB) == []
     files = pyscript_files(WEB)
     assert not any(name.endswith(".map") for name in files)
@@ -79,9 +81,9 @@ def test_no_served_pyscript_file_names_a_cdn_or_a_source_map(tmp_path: Path) -> 
 
 
 def test_turning_the_option_off_removes_the_pyscript_files(tmp_path: Path) -> None:
-    write_assets(tmp_path, WEB, runtime(), with_pyscript=True)
+    write_assets(tmp_path, WEB, runtime(), CACHE, with_pyscript=True)
     (tmp_path / "site-page.html").write_text("mine")
-    write_assets(tmp_path, WEB, runtime())
+    write_assets(tmp_path, WEB, runtime(), CACHE)
     names = set(_tree(tmp_path))
     assert not any("pyscript" in name for name in names)
     assert "site-page.html" in names
@@ -98,7 +100,7 @@ def test_publishing_a_copied_folder_without_pyscript_says_so(tmp_path: Path) -> 
     from agentskit_web.integrations.assets_source import publish_assets
 
     source = tmp_path / "plain"
-    write_assets(source, WEB, runtime())
+    write_assets(source, WEB, runtime(), CACHE)
     with pytest.raises(BuildError, match=r"with_pyscript: .* --with-pyscript"):
         publish_assets(tmp_path / "site", source, with_pyscript=True)
     publish_assets(tmp_path / "site", source)

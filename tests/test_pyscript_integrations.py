@@ -6,11 +6,12 @@ from agentskit_web.build.assets import write_assets
 from agentskit_web.build.pyscript import PYSCRIPT_CONFIG, PYSCRIPT_ENTRY
 from test_assets import WEB, runtime
 from test_integrations import _mkdocs, _sphinx
+from test_pyscript_build import CACHE
 
 
 def _folder(tmp_path: Path, with_pyscript: bool) -> Path:
     folder = tmp_path / ("with-pyscript" if with_pyscript else "plain")
-    write_assets(folder, WEB, runtime(), with_pyscript=with_pyscript)
+    write_assets(folder, WEB, runtime(), CACHE, with_pyscript=with_pyscript)
     return folder
 
 
