@@ -24,7 +24,7 @@ def write_backend_files(folder: Path, **site_changes: Any) -> tuple[Path, Path]:
 class BackendProcess:
     """`python -m agentskit_web.server.ask_serve` on 127.0.0.1:0; `url` is the Ask endpoint."""
 
-    def __init__(self, site_file: Path, docs: Path, *flags: str) -> None:
+    def __init__(self, site_file: Path, docs: Path, *flags: str, wait: bool = True) -> None:
         command = [
             sys.executable, "-m", "agentskit_web.server.ask_serve",
             "--site", str(site_file), "--docs", str(docs), "--host", "127.0.0.1", "--port", "0",
@@ -37,6 +37,13 @@ class BackendProcess:
             text=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        self.url = self.root = ""
+        self.port = 0
+        if wait:
+            self.ready()
+
+    def ready(self) -> "BackendProcess":
+        """Wait for the first stdout line (the URL); start-up imports take seconds on CI."""
         assert self.process.stdout is not None
         line = self.process.stdout.readline()
         if not line.startswith("Ask backend: "):
@@ -45,6 +52,20 @@ class BackendProcess:
         self.url = line.removeprefix("Ask backend: ").strip()
         self.root = self.url.rsplit("/api/ask", 1)[0]
         self.port = int(self.root.rsplit(":", 1)[1])
+        return self
+
+    @classmethod
+    def start_many(
+        cls, site_file: Path, docs: Path, flag_sets: list[tuple[str, ...]]
+    ) -> list["BackendProcess"]:
+        """Start every backend at once, then wait for each (they import in parallel)."""
+        backends = [cls(site_file, docs, *flags, wait=False) for flags in flag_sets]
+        try:
+            return [backend.ready() for backend in backends]
+        except BaseException:
+            for backend in backends:
+                backend.kill()
+            raise
 
     def terminate(self) -> None:
         """SIGTERM: the graceful drain."""
