@@ -80,7 +80,7 @@ page-modules: $(STAMP) chromium site
 demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
-bench: $(STAMP) chromium site
+bench: $(STAMP) chromium site redis-server
 	$(PY) -m agentskit_web.bench protocol
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench weight --no-build
@@ -90,6 +90,7 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
+	$(PY) -m agentskit_web.bench scale
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

@@ -190,18 +190,14 @@ class Drain:
     """Graceful-shutdown state shared by the server, `/readyz` and the Ask streams.
 
     `begin` marks the instance as draining (not ready) and arms the deadline;
-    `wait_expired` returns when the deadline has passed. Both run on the server's
-    event loop; the event is made on first use so it belongs to that loop.
+    `wait_expired` returns once it has passed. Each waiter gets an event of its
+    own, made in the loop it waits in, so the object is not tied to one loop.
     """
 
     def __init__(self) -> None:
         self.draining = False
-        self._expired: asyncio.Event | None = None
-
-    def _event(self) -> asyncio.Event:
-        if self._expired is None:
-            self._expired = asyncio.Event()
-        return self._expired
+        self.expired = False
+        self._waiters: set[asyncio.Event] = set()
 
     def begin(self, deadline_seconds: float) -> None:
         """Stop being ready now; end running answers `deadline_seconds` from now."""
@@ -211,15 +207,21 @@ class Drain:
         asyncio.get_running_loop().call_later(max(0.0, deadline_seconds), self.expire)
 
     def expire(self) -> None:
+        """The deadline has passed (called on the server's loop)."""
         self.draining = True
-        self._event().set()
-
-    @property
-    def expired(self) -> bool:
-        return self._expired is not None and self._expired.is_set()
+        self.expired = True
+        for waiter in list(self._waiters):
+            waiter.set()
 
     async def wait_expired(self) -> None:
-        await self._event().wait()
+        if self.expired:
+            return
+        waiter = asyncio.Event()
+        self._waiters.add(waiter)
+        try:
+            await waiter.wait()
+        finally:
+            self._waiters.discard(waiter)
 
 
 class DrainingServer(uvicorn.Server):
