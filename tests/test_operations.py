@@ -182,3 +182,59 @@ def test_no_word_of_a_question_reaches_the_metrics(tmp_path: Path) -> None:
 def test_operations_routes_answer_get_and_head_only(tmp_path: Path, path: str) -> None:
     head, post = _requests(_app(tmp_path), ("HEAD", path, None), ("POST", path, {}))
     assert head.status_code == 200 and post.status_code == 405
+
+
+def test_operations_flags_map_onto_the_config() -> None:
+    from agentskit_web.server.ask_serve import _parser, config_from_args
+
+    args = _parser().parse_args(
+        ["--rate-limit", "redis://127.0.0.1:6390/2", "--shutdown-deadline", "7.5"]
+    )
+    config = config_from_args(args)
+    assert (config.rate_limit, config.shutdown_deadline) == ("redis://127.0.0.1:6390/2", 7.5)
+    defaults = config_from_args(_parser().parse_args([]))
+    assert (defaults.rate_limit, defaults.shutdown_deadline) == ("memory", 20.0)
+
+
+@pytest.mark.parametrize("where", ["memcached://127.0.0.1:11211", "redis", "REDIS://x", ""])
+def test_an_unknown_rate_limit_store_is_a_start_up_error(tmp_path: Path, where: str) -> None:
+    from agentskit_web.server.ask_serve import StartupError
+
+    with pytest.raises(StartupError, match="--rate-limit"):
+        _app(tmp_path, rate_limit=where)
+
+
+def test_the_app_serves_answers_from_one_event_loop_after_another(tmp_path: Path) -> None:
+    # uvicorn runs one loop, but tests and embedders may run several in turn: the
+    # drain watcher must not tie the app to the first loop it ran in.
+    app = _app(tmp_path)
+    for session in ("loop-1", "loop-2"):
+        (reply,) = _requests(app, ("POST", "/api/ask", ask_body(sessionId=session)))
+        assert reply.status_code == 200
+        assert json.loads(reply.text.splitlines()[-1]) == {"type": "done"}
+
+
+def test_the_drain_wakes_every_waiter_at_the_deadline() -> None:
+    from agentskit_web.server.operations import Drain
+
+    drain = Drain()
+
+    async def run() -> list[float]:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        woke: list[float] = []
+
+        async def waiter() -> None:
+            await drain.wait_expired()
+            woke.append(loop.time() - started)
+
+        tasks = [asyncio.create_task(waiter()) for _ in range(3)]
+        await asyncio.sleep(0)
+        drain.begin(0.2)
+        assert drain.draining and not drain.expired
+        await asyncio.gather(*tasks)
+        await drain.wait_expired()  # after the deadline: returns at once
+        return woke
+
+    woke = asyncio.run(run())
+    assert len(woke) == 3 and all(0.15 <= t < 1.0 for t in woke)
