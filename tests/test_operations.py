@@ -238,3 +238,20 @@ def test_the_drain_wakes_every_waiter_at_the_deadline() -> None:
 
     woke = asyncio.run(run())
     assert len(woke) == 3 and all(0.15 <= t < 1.0 for t in woke)
+
+
+def test_the_drain_may_expire_from_another_thread() -> None:
+    import threading
+
+    from agentskit_web.server.operations import Drain
+
+    drain = Drain()
+
+    async def run() -> bool:
+        waiting = asyncio.create_task(drain.wait_expired())
+        await asyncio.sleep(0.05)
+        threading.Timer(0.05, drain.expire).start()
+        await asyncio.wait_for(waiting, timeout=5)
+        return drain.expired
+
+    assert asyncio.run(run())

@@ -26,7 +26,9 @@ whatever is left.
 """
 
 import asyncio
+import contextlib
 import signal
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import FrameType
@@ -191,13 +193,15 @@ class Drain:
 
     `begin` marks the instance as draining (not ready) and arms the deadline;
     `wait_expired` returns once it has passed. Each waiter gets an event of its
-    own, made in the loop it waits in, so the object is not tied to one loop.
+    own, made in the loop it waits in, and `expire` sets each one through its
+    loop, so the object is tied to no loop and `expire` may come from any thread.
     """
 
     def __init__(self) -> None:
         self.draining = False
         self.expired = False
-        self._waiters: set[asyncio.Event] = set()
+        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+        self._lock = threading.Lock()
 
     def begin(self, deadline_seconds: float) -> None:
         """Stop being ready now; end running answers `deadline_seconds` from now."""
@@ -207,21 +211,26 @@ class Drain:
         asyncio.get_running_loop().call_later(max(0.0, deadline_seconds), self.expire)
 
     def expire(self) -> None:
-        """The deadline has passed (called on the server's loop)."""
-        self.draining = True
-        self.expired = True
-        for waiter in list(self._waiters):
-            waiter.set()
+        """The deadline has passed: wake every waiter (safe from any thread)."""
+        with self._lock:
+            self.draining = True
+            self.expired = True
+            waiters = list(self._waiters)
+        for loop, event in waiters:
+            with contextlib.suppress(RuntimeError):  # that loop has closed meanwhile
+                loop.call_soon_threadsafe(event.set)
 
     async def wait_expired(self) -> None:
-        if self.expired:
-            return
-        waiter = asyncio.Event()
-        self._waiters.add(waiter)
+        waiter = (asyncio.get_running_loop(), asyncio.Event())
+        with self._lock:
+            if self.expired:
+                return
+            self._waiters.add(waiter)
         try:
-            await waiter.wait()
+            await waiter[1].wait()
         finally:
-            self._waiters.discard(waiter)
+            with self._lock:
+                self._waiters.discard(waiter)
 
 
 class DrainingServer(uvicorn.Server):
