@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 import redis
 
 from _ask_helpers import ask_body
@@ -187,3 +188,27 @@ def test_one_clients_budget_over_three_instances_equals_one_instance(
     assert abs(spread.count(200) - single.count(200)) <= 1
     # Every instance refused some: the budget is shared, not N times the budget.
     assert all(429 in spread[i::3] for i in range(3))
+
+
+def test_a_first_start_on_a_taken_port_tries_a_fresh_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from agentskit_web.bench import local_redis
+
+    real_free_port = local_redis._free_port
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        taken = busy.getsockname()[1]
+        ports = iter([taken])
+        monkeypatch.setattr(local_redis, "_free_port", lambda: next(ports, 0) or real_free_port())
+        server = local_redis.LocalRedis(tmp_path)
+        assert server.port == taken
+        server.start()
+        try:
+            assert server.port != taken
+            assert redis.Redis.from_url(server.url).ping()
+        finally:
+            server.stop()

@@ -15,6 +15,8 @@ from typing import Final
 
 REDIS_START_SECONDS: Final = 10.0
 """How long a starting redis-server may take to answer PING (it takes milliseconds)."""
+START_ATTEMPTS: Final = 3
+"""Fresh ports a first start tries (another process may take a free port first)."""
 
 
 def _free_port() -> int:
@@ -46,8 +48,26 @@ class LocalRedis:
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen[bytes] | None = None
+        self._started_once = False
 
     def start(self) -> None:
+        """Run the server and wait for PING; a first start retries on a fresh port.
+
+        The free port is found by binding and releasing it, so another process
+        can take it in between; on a busy machine a first start then tries again
+        (`START_ATTEMPTS`). A restart keeps its port (clients know that URL).
+        """
+        attempts = START_ATTEMPTS if not self._started_once else 1
+        for attempt in range(attempts):
+            if attempt:
+                self.port = _free_port()
+                self.url = f"redis://127.0.0.1:{self.port}/0"
+            if self._run():
+                self._started_once = True
+                return
+        raise RuntimeError(f"redis-server did not start on 127.0.0.1:{self.port}")
+
+    def _run(self) -> bool:
         command = [
             self.binary, "--bind", "127.0.0.1", "--port", str(self.port),
             "--dir", str(self.folder), "--save", "", "--appendonly", "no",
@@ -60,8 +80,9 @@ class LocalRedis:
         while not _answers_ping(self.port):
             if time.monotonic() > give_up or self.process.poll() is not None:
                 self.stop()
-                raise RuntimeError("redis-server did not start")
+                return False
             time.sleep(0.05)
+        return True
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
