@@ -92,7 +92,7 @@ async def _measure(urls: dict[str, str], questions: int, warmup: int) -> list[Se
     return list(series.values())
 
 
-def _time_limiters(redis_url: str, calls: int) -> list[Series]:
+def _time_limiters(redis_url: str, calls: int, spaced_calls: int) -> list[Series]:
     """Milliseconds per `take`: in process, Redis back to back, Redis spaced like questions."""
     from ..server.rate_limit import TokenBucketLimiter
     from ..server.redis_rate_limit import RedisRateLimiter, redis_client
@@ -110,7 +110,7 @@ def _time_limiters(redis_url: str, calls: int) -> list[Series]:
     series = {name: Series(name) for name in setups}
     for _block in range(4):
         for name, (limiter, spacing) in setups.items():
-            count = calls // 4 if spacing == 0 else LIMITER_SPACED_CALLS // 4
+            count = calls // 4 if spacing == 0 else spaced_calls // 4
             for _ in range(count):
                 started = time.perf_counter()
                 limiter.take("ip:192.0.2.1")
@@ -120,7 +120,10 @@ def _time_limiters(redis_url: str, calls: int) -> list[Series]:
 
 
 def run_scale_bench(
-    questions: int = SCALE_QUESTIONS, warmup: int = SCALE_WARMUP
+    questions: int = SCALE_QUESTIONS,
+    warmup: int = SCALE_WARMUP,
+    limiter_calls: int = LIMITER_CALLS,
+    spaced_calls: int = LIMITER_SPACED_CALLS,
 ) -> tuple[list[Series], list[Series]]:
     site = PROJECT_ROOT / "docs" / "site.json"
     docs = PROJECT_ROOT / "docs"
@@ -136,7 +139,7 @@ def run_scale_bench(
                 "Redis limiter (--rate-limit)": backends[1].url,
             }
             answers = asyncio.run(_measure(urls, questions, warmup))
-            return answers, _time_limiters(redis.url, LIMITER_CALLS)
+            return answers, _time_limiters(redis.url, limiter_calls, spaced_calls)
         finally:
             for backend in backends:
                 backend.stop()
