@@ -212,3 +212,25 @@ def test_a_first_start_on_a_taken_port_tries_a_fresh_one(
             assert redis.Redis.from_url(server.url).ping()
         finally:
             server.stop()
+
+
+def test_a_redis_that_never_answers_costs_one_timeout_per_retry_period() -> None:
+    import socket
+
+    from agentskit_web.server.redis_rate_limit import REDIS_SOCKET_TIMEOUT_SECONDS
+
+    with socket.socket() as silent:  # accepts connections, never replies
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        url = f"redis://127.0.0.1:{silent.getsockname()[1]}/0"
+        limiter = RedisRateLimiter(redis_client(url), "ask", 2, 0.001)
+        started = time.monotonic()
+        first = limiter.take("c")
+        waited = time.monotonic() - started
+        started = time.monotonic()
+        rest = [limiter.take("c").allowed for _ in range(20)]
+        local = time.monotonic() - started
+    assert first.allowed and rest[:2] == [True, False] and not any(rest[2:])
+    assert REDIS_SOCKET_TIMEOUT_SECONDS * 0.8 <= waited < REDIS_SOCKET_TIMEOUT_SECONDS * 4
+    assert local < 0.1  # decided locally, no more waits
+    assert limiter.failures == 1

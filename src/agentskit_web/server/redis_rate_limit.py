@@ -25,7 +25,9 @@ from collections.abc import Callable
 from typing import Final
 
 import redis
+from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+from redis.retry import Retry
 
 from .rate_limit import RateDecision, TokenBucketLimiter
 
@@ -70,11 +72,17 @@ return {0, wait}
 
 
 def redis_client(url: str) -> redis.Redis:
-    """A client for `url` with the limiter's short timeouts (ValueError on a malformed URL)."""
+    """A client for `url` with the limiter's short timeouts (ValueError on a malformed URL).
+
+    No retries (whatever the installed client's default): a failed call falls
+    back to local buckets at once, and retrying with back-off would hold the
+    event loop for seconds.
+    """
     return redis.Redis.from_url(
         url,
         socket_timeout=REDIS_SOCKET_TIMEOUT_SECONDS,
         socket_connect_timeout=REDIS_SOCKET_TIMEOUT_SECONDS,
+        retry=Retry(NoBackoff(), 0),
         health_check_interval=30,
     )
 
