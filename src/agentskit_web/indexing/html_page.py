@@ -55,6 +55,8 @@ SKIP_NOT_FOUND: Final = "404"
 SKIP_SEARCH: Final = "search"
 SKIP_EMPTY: Final = "no text"
 SKIP_FRAGMENT: Final = "not a page"
+SEARCH_RESULTS_IDS: Final = frozenset({"search-results", "mkdocs-search-results"})
+"""The results box of Sphinx's and MkDocs' search pages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +100,6 @@ def skip_reason(root: Element) -> str | None:
     for element in root.iter():
         if element.tag == "meta" and element.attrs.get("http-equiv", "").lower() == "refresh":
             return SKIP_REDIRECT
-        if element.attrs.get("id") in ("search-results", "mkdocs-search-results"):
-            return SKIP_SEARCH
     for element in root.iter():
         if element.tag in ("title", "h1"):
             words = " ".join(element.text().split()).lower()
@@ -285,6 +285,10 @@ def read_html_page(
     body, named = find_body(root, body_selector, theme)
     if body is None:
         return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_EMPTY)
+    if any(element.id in SEARCH_RESULTS_IDS for element in body.iter()):
+        # A search page's content is its results box (the mkdocs theme's search modal is on
+        # every page, outside the main content: only a results box inside it counts).
+        return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_SEARCH)
     strip_chrome(body, theme, named=named)
     walker = _Walker(ids)
     walker.walk(body)

@@ -28,17 +28,22 @@ class Theme:
     """One theme's rules (selectors in the selector.py subset)."""
 
     name: str
-    detect: Selector
+    detect: tuple[Selector, ...]
+    """Every one of these must match some element of the page."""
     body: Selector
     strip: Selector | None = None
 
     def claims(self, root: Element) -> bool:
-        return self.detect.first(root) is not None
+        return all(selector.first(root) is not None for selector in self.detect)
 
 
-def _theme(name: str, detect: str, body: str, strip: str | None = None) -> Theme:
+def _theme(name: str, detect: str | tuple[str, ...], body: str, strip: str | None = None) -> Theme:
+    signature = (detect,) if isinstance(detect, str) else detect
     return Theme(
-        name, parse_selector(detect), parse_selector(body), parse_selector(strip) if strip else None
+        name,
+        tuple(parse_selector(part) for part in signature),
+        parse_selector(body),
+        parse_selector(strip) if strip else None,
     )
 
 
@@ -79,17 +84,18 @@ THEMES: Final = (
     ),
     # sphinx-rtd-theme: <div itemprop="articleBody"> inside <div role="main" class="document">
     # inside .wy-nav-content; breadcrumbs and footer buttons are siblings of articleBody.
+    # MkDocs' readthedocs theme copies that structure; Sphinx's pages load
+    # documentation_options.js, MkDocs' do not.
     _theme(
         "sphinx-rtd",
-        "div.wy-nav-content [itemprop=articleBody], meta[name=readthedocs-addons-api-version]",
+        ("div.wy-nav-content [itemprop=articleBody]", "script[src*=documentation_options]"),
         "[itemprop=articleBody]",
         ".rst-footer-buttons, .wy-breadcrumbs",
     ),
-    # MkDocs' own readthedocs theme: <div role="main"> in .wy-nav-content (no articleBody).
     _theme(
         "mkdocs-readthedocs",
         "div.wy-nav-content div.rst-content",
-        "div.rst-content div[role=main]",
+        "div.rst-content [itemprop=articleBody], div.rst-content div[role=main]",
         ".rst-footer-buttons, .wy-breadcrumbs, .rst-versions",
     ),
     # MkDocs' built-in `mkdocs` theme (Bootstrap): <div class="col-md-9" role="main">.
