@@ -183,6 +183,21 @@ def code_language(pre: Element) -> str | None:
     return None
 
 
+def code_text(pre: Element) -> str:
+    """A code block's text as laid out: a `<br>` is a line break (Prism writes one per line)."""
+    parts: list[str] = []
+    stack: list[Element | str] = [pre]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+        elif node.tag == "br":
+            parts.append("\n")
+        else:
+            stack.extend(reversed(node.children))
+    return "".join(parts).strip("\n")
+
+
 def _heading_anchor(heading: Element, ids: frozenset[str]) -> str | None:
     candidates: list[str] = []
     if heading.id:
@@ -234,7 +249,7 @@ class _Walker:
             self._heading(node)
         elif tag == "pre":
             self.flush()
-            code = node.text().strip("\n")
+            code = code_text(node)
             if code.strip():
                 block = CodeBlock(code, code_language(node))
                 self.code_blocks.append(block)
