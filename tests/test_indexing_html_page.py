@@ -50,7 +50,8 @@ THEMES = {
         "secondary'>TOCWORD</nav></div><div class='md-content' data-md-component='content'>"
         "<article class='md-content__inner md-typeset'><a href='https://e.x/edit/main/docs/g.md'"
         " title='Edit this page' class='md-content__button md-icon'>EDITWORD</a>"
-        f"{CONTENT}<aside class='md-source-file'>EDITWORD Last update</aside>"
+        f"<nav class='md-tags'>NAVWORD</nav><span class='md-tags'>NAVWORD</span>{CONTENT}"
+        "<aside class='md-source-file'>EDITWORD Last update</aside>"
         "<form class='md-feedback'>Was this page helpful? EDITWORD</form></article></div>"
         "</div></main><footer class='md-footer'>FOOTWORD</footer></div>",
         head="<meta name='generator' content='mkdocs-1.6.1, mkdocs-material-9.8.1'>",
@@ -113,7 +114,7 @@ THEMES = {
         "<section id='install'><h2>Install<a class='headerlink' href='#install'>\uf0c1</a></h2>"
         "<p>Run the installer.</p></section></section></div></div><footer><div "
         "class='rst-footer-buttons' role='navigation'>NAVWORD</div><div role='contentinfo'>"
-        "FOOTWORD</div></footer></div></div></section></div>",
+        "FOOTWORD</div>FOOTWORD Built with Sphinx</footer></div></div></section></div>",
         head="<script src='_static/documentation_options.js?v=1'></script>",
     ),
     "sphinx-pydata": doc(
@@ -137,7 +138,8 @@ THEMES = {
         "sidebar-container'>SIDEWORD</aside><main class='docMainContainer_TBSr'><div "
         "class='container'><div class='row'><div class='col docItemCol_VOVn'><article><nav "
         "class='theme-doc-breadcrumbs' aria-label='Breadcrumbs'>NAVWORD</nav><div class='"
-        "tocCollapsible_ETCw theme-doc-toc-mobile'><button type='button'>TOCWORD</button></div>"
+        "tocCollapsible_ETCw theme-doc-toc-mobile'><button type='button'>On this page</button>"
+        "<span>TOCWORD</span></div>"
         "<div class='theme-doc-markdown markdown'><header><h1>Guide</h1></header><p>Intro about "
         "<code>Widget</code> and more.</p><h2 class='anchor anchorWithStickyNavbar_LWe7' "
         "id='install'>Install<a href='#install' class='hash-link' aria-label='Direct link to "
@@ -173,7 +175,10 @@ def test_each_theme_yields_only_its_main_content(theme: str) -> None:
 @pytest.mark.parametrize(
     ("where", "html"),
     [
-        ("main", f"<nav>NAVWORD</nav><main>{CONTENT}</main><aside>SIDEWORD</aside>"),
+        (
+            "main",
+            f"<main><nav>NAVWORD</nav>{CONTENT}<form>SEARCHWORD</form></main><aside>SIDEWORD</aside>",
+        ),
         ("role", f"<div class='nav'>x</div><div role='main'>{CONTENT}</div>"),
         ("article", f"<div><article>{CONTENT}</article></div>"),
         (
