@@ -289,6 +289,14 @@ def test_a_heading_without_an_id_cites_the_page_top() -> None:
     assert anchors("<h2>Plain</h2><p>x</p>") == [("Plain", None)]
 
 
+def test_a_heading_without_an_id_cites_its_parent_section() -> None:
+    assert anchors("<h2 id='p'>Parent</h2><h3>Child</h3><h2>Other</h2>") == [
+        ("Parent", "p"),
+        ("Child", "p"),
+        ("Other", None),
+    ]
+
+
 def test_titles_are_text_without_permalink_signs_or_markup() -> None:
     page = read_html_page(
         doc(

@@ -280,6 +280,11 @@ class _Walker:
         text = _clean(heading.text())
         level = int(heading.tag[1])
         anchor = _heading_anchor(heading, self.ids)
+        if anchor is None:
+            # A heading without an id of its own (raw HTML in Markdown) is cited at its
+            # parent section's anchor, the closest place on the page a link can open.
+            parents = [s for s in self.sections[1:] if s.level < level]
+            anchor = parents[-1].anchor if parents else None
         if level == 1 and not self.title:
             self.title = text
             anchor = None
