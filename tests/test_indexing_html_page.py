@@ -267,7 +267,7 @@ def test_anchor_is_the_enclosing_section_id_as_sphinx_writes_it() -> None:
 
 
 def test_a_second_heading_of_a_section_does_not_take_its_id() -> None:
-    assert anchors("<section id='s'><h2>First</h2><h3>Second</h3></section>") == [
+    assert anchors("<section id='s'><h3>First</h3><h2>Second</h2></section>") == [
         ("First", "s"),
         ("Second", None),
     ]
