@@ -42,6 +42,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "protocol",
             "transports",
             "answering",
+            "docs_text",
             "indexing",
             "chat",
             "browser",

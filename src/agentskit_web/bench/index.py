@@ -33,7 +33,7 @@ from typing import Final
 
 from ..answering.chunk import Chunk
 from ..docs_text import DOCS_EXCLUDE, directory_page_path, page_path_for
-from ..indexing.docs_folder import load_docs
+from ..indexing.docs_folder import HeadingIds, load_docs
 from ..indexing.html_tree import Element, parse_html_tree
 from ..indexing.site import index_site_with_report, internal_page, site_pages
 from .corpus_sites import CORPORA, PROJECT_ROOT, build_corpus_site
@@ -55,6 +55,7 @@ class Site:
     docs_dir: Path
     page_path: Callable[[PurePosixPath], str]
     exclude: tuple[str, ...] = ()
+    heading_ids: HeadingIds = "mkdocs"
 
 
 def _gzip(data: bytes) -> int:
@@ -156,9 +157,9 @@ def measure(site: Site, runs: int) -> bool:
         1 for file in site.docs_dir.rglob("*") if file.suffix in (".md", ".markdown")
     )
     md_seconds, md_samples = _median_seconds(
-        runs, lambda: load_docs(site.docs_dir, site.page_path, site.exclude)
+        runs, lambda: load_docs(site.docs_dir, site.page_path, site.exclude, site.heading_ids)
     )
-    markdown_chunks = load_docs(site.docs_dir, site.page_path, site.exclude)
+    markdown_chunks = load_docs(site.docs_dir, site.page_path, site.exclude, site.heading_ids)
 
     visible = "\n".join(
         _visible_text(parse_html_tree(file.read_text(encoding="utf-8", errors="replace")))
@@ -173,6 +174,10 @@ def measure(site: Site, runs: int) -> bool:
     targets = page_targets(site.site_dir, site.base_path)
     ours = check_citations(index.chunk_list(), targets)
     theirs = check_citations(markdown_chunks, targets)
+    other_ids: HeadingIds = "github" if site.heading_ids == "mkdocs" else "mkdocs"
+    other = check_citations(
+        load_docs(site.docs_dir, site.page_path, site.exclude, other_ids), targets
+    )
 
     skipped = ", ".join(f"{n} {why}" for why, n in sorted(report.skipped.items())) or "none"
     print(f"\n  {site.name}: {site.site_dir}")
@@ -196,9 +201,13 @@ def measure(site: Site, runs: int) -> bool:
     )
     print(f"            visible    {len(visible):>10,} B raw {_gzip(visible):>10,} B gzip")
     print(f"            indexed    {len(indexed):>10,} B raw {_gzip(indexed):>10,} B gzip  (text)")
-    for label, figures in (("site index", ours), ("baseline", theirs)):
+    for label, figures in (
+        ("site index", ours),
+        (f"Markdown reader, {site.heading_ids} ids", theirs),
+        (f"Markdown reader, {other_ids} ids", other),
+    ):
         print(
-            f"    cites   {label:10} {figures.sections:5} sections: {figures.missing_anchor}"
+            f"    cites   {label:30} {figures.sections:5} sections: {figures.missing_anchor}"
             f" anchor not on the page, {figures.missing_page} page not built,"
             f" {figures.markup_titles} titles with markup"
         )
