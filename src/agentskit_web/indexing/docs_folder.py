@@ -99,7 +99,9 @@ def parse_markdown(text: str, fallback_title: str, heading_ids: HeadingIds = "gi
             index += 3
             continue
         if token.type == "inline":
-            sections[-1].parts.append(_inline_text(token))
+            text = _inline_text(token)
+            if text:  # a line of HTML tags only (`<div markdown>`) is no text
+                sections[-1].parts.append(text)
         elif token.type in ("fence", "code_block"):
             sections[-1].code.append(token.content.rstrip("\n"))
         index += 1
