@@ -310,6 +310,12 @@ def test_titles_are_text_without_permalink_signs_or_markup() -> None:
     assert [s.heading for s in page.page.sections if s.level == 2] == ["Use CORS"]
 
 
+def test_an_attribute_list_a_build_left_in_a_heading_is_not_in_the_title() -> None:
+    assert anchors("<h2 id='use-cors-use-cors'>Use CORS { #use-cors }</h2><p>x</p>") == [
+        ("Use CORS", "use-cors-use-cors")
+    ]
+
+
 def test_code_keeps_its_language_and_layout() -> None:
     page = read_html_page(
         doc(

@@ -47,7 +47,8 @@ def build_mkdocs(tmp: Path, theme: str, directory_urls: bool) -> Path:
         "site_name: Demo Home\nrepo_url: https://example.com/r\nedit_uri: edit/main/docs/\n"
         f"use_directory_urls: {str(directory_urls).lower()}\ntheme:\n  name: {theme}\n"
         "markdown_extensions:\n  - attr_list\n  - admonition\n  - tables\n"
-        "  - toc:\n      permalink: true\n  - pymdownx.highlight:\n      pygments_lang_class: true\n"
+        "  - toc:\n      permalink: true\n"
+        "  - pymdownx.highlight:\n      pygments_lang_class: true\n"
         "  - pymdownx.superfences\n",
         encoding="utf-8",
     )

@@ -90,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         section.add_argument("--no-build", action="store_true", help="use dist/ as it is")
         section.add_argument("--json", type=Path, default=None, help="also write results here")
         section.set_defaults(command=command)
+        if name == "index":
+            section.add_argument(
+                "--corpora",
+                type=Path,
+                default=None,
+                help="the shared corpora folder (default ../shared/corpora); without it, "
+                "our own built demo docs are measured",
+            )
         if name == "boot":
             section.add_argument(
                 "--against",

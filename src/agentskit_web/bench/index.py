@@ -21,6 +21,7 @@ our own built demo docs (dist/docs/, published at /docs/), it prints:
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import gzip
 import html
 import re
@@ -135,7 +136,8 @@ def _sites(corpora: Path) -> list[Site]:
     dist_docs = PROJECT_ROOT / "dist" / "docs"
     if not dist_docs.is_dir():
         raise SystemExit("dist/docs/ is missing: run `make site` (or `agentskit-web build`) first")
-    return [Site("demo", dist_docs, "/docs/", PROJECT_ROOT / "docs", page_path_for, DOCS_EXCLUDE)]
+    docs = PROJECT_ROOT / "docs"
+    return [Site("demo", dist_docs, "/docs/", docs, page_path_for, DOCS_EXCLUDE, "github")]
 
 
 def _median_seconds(runs: int, work: Callable[[], object]) -> tuple[float, list[float]]:
@@ -154,7 +156,13 @@ def measure(site: Site, runs: int) -> bool:
         runs, lambda: index_site_with_report(site.site_dir, base_path=site.base_path)
     )
     markdown_files = sum(
-        1 for file in site.docs_dir.rglob("*") if file.suffix in (".md", ".markdown")
+        1
+        for file in site.docs_dir.rglob("*")
+        if file.suffix in (".md", ".markdown")
+        and not any(
+            fnmatch.fnmatchcase(file.relative_to(site.docs_dir).as_posix(), pattern)
+            for pattern in site.exclude
+        )
     )
     md_seconds, md_samples = _median_seconds(
         runs, lambda: load_docs(site.docs_dir, site.page_path, site.exclude, site.heading_ids)

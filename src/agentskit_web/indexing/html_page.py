@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from ..docs_text import split_attr_list
 from .docs_folder import Page, Section
 from .html_tree import Element, parse_html_tree
 from .selector import Selector
@@ -277,7 +278,9 @@ class _Walker:
                 self.walk(child)
 
     def _heading(self, heading: Element) -> None:
-        text = _clean(heading.text())
+        # A build without attr_list shows `Title { #id }` as written: the braces are still
+        # not part of the title a source is cited by.
+        text = split_attr_list(_clean(heading.text()))[0]
         level = int(heading.tag[1])
         anchor = _heading_anchor(heading, self.ids)
         if anchor is None:
