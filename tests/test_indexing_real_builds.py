@@ -124,3 +124,35 @@ def test_sphinx_builds(tmp_path: Path, theme: str, generator: str) -> None:
 def test_sphinx_dirhtml(tmp_path: Path) -> None:
     sections = check(build_sphinx(tmp_path, "alabaster", "dirhtml"), "sphinx-alabaster")
     assert {path for path, _ in sections} == {"/", "/guide/setup/"}
+
+
+def test_sphinx_autodoc_entries_are_sections_at_their_ids(tmp_path: Path) -> None:
+    write(
+        tmp_path / "src",
+        {
+            "conf.py": "import os, sys\nsys.path.insert(0, os.path.dirname(__file__))\n"
+            'project = "API"\nextensions = ["sphinx.ext.autodoc"]\n',
+            "demo_mod.py": '"""Demo module."""\n\n\nclass Widget:\n    """A widget."""\n\n'
+            "    def render(self, size: int = 3) -> str:\n"
+            '        """Render at a size."""\n        return ""\n',
+            "index.rst": "API\n===\n\nIntro.\n\n.. automodule:: demo_mod\n   :members:\n\n"
+            "After the API.\n",
+        },
+    )
+    subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(tmp_path / "src"),
+         str(tmp_path / "out")],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    check(tmp_path / "out", "sphinx-alabaster")
+    chunks = index_site(tmp_path / "out").chunk_list()
+    assert [(c.anchor, c.heading, c.text) for c in chunks] == [
+        (None, "API", "Intro.\nDemo module."),
+        ("demo_mod.Widget", "demo_mod.Widget", "class demo_mod.Widget\nA widget."),
+        (
+            "demo_mod.Widget.render",
+            "demo_mod.Widget.render",
+            "render(size: int = 3) → str\nRender at a size.",
+        ),
+        (None, "API", "After the API."),  # the text after the entries is the page's again
+    ]
