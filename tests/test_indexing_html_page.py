@@ -19,6 +19,7 @@ from agentskit_web.indexing.html_page import (
     SKIP_SEARCH,
     read_html_page,
 )
+from agentskit_web.indexing.html_tree import Element
 from agentskit_web.indexing.selector import SelectorError, parse_selector
 
 CHROME = ("NAVWORD", "SIDEWORD", "TOCWORD", "FOOTWORD", "EDITWORD", "COOKIEWORD", "SEARCHWORD")
@@ -389,3 +390,25 @@ def test_the_mkdocs_search_modal_on_every_page_does_not_skip_it() -> None:
 def test_robots_without_noindex_is_indexed() -> None:
     page = read_html_page(doc("<main><p>x</p></main>", "<meta name='robots' content='all'>"), "F")
     assert page.skip is None
+
+
+def _depth(element: Element) -> int:
+    deepest, stack = 0, [(element, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((c, depth + 1) for c in node.children if not isinstance(c, str))
+    return deepest
+
+
+@pytest.mark.parametrize("extra", [0, 1, 5_000])
+def test_nesting_is_bounded_and_deep_text_is_kept(extra: int) -> None:
+    from agentskit_web.indexing.html_tree import MAX_DEPTH, parse_html_tree
+
+    # html + body + main + divs: the document root is depth 0, so MAX_DEPTH - 3 divs fill it.
+    divs = MAX_DEPTH - 3 + extra
+    html = doc("<main>" + "<div>" * divs + "<p>Deep words.</p>" + "</div>" * divs + "</main>")
+    root = parse_html_tree(html)
+    assert _depth(root) <= MAX_DEPTH
+    page = read_html_page(html, "F")
+    assert page.page.sections[0].parts == ["Deep words."]

@@ -191,3 +191,17 @@ def test_the_index_command_on_a_bad_folder_is_one_line_and_exit_2(
     assert captured.out == ""
     assert len(captured.err.strip().splitlines()) == 1
     assert captured.err.startswith("agentskit-web index: ")
+
+
+def test_a_page_at_the_size_limit_is_read_one_byte_more_is_skipped(site: Path) -> None:
+    from agentskit_web.indexing.site import PAGE_MAX_BYTES
+
+    head = page("<h1>Big</h1><p>Large page words.</p>")
+    padding = PAGE_MAX_BYTES - len(head.encode())
+    write(site, "big.html", head + " " * padding)
+    assert (site / "big.html").stat().st_size == PAGE_MAX_BYTES
+    assert index_site(site).pages == 4
+    write(site, "big.html", head + " " * (padding + 1))
+    index = index_site(site)
+    assert index.pages == 3
+    assert all("Large page words." not in c.text for c in index.chunk_list())
