@@ -44,7 +44,6 @@ ALLOWED: dict[str, frozenset[str]] = {
             "docs_text",
             "transports",
             "answering",
-            "docs_text",
             "indexing",
             "chat",
             "browser",

@@ -1,8 +1,8 @@
 """Section `index`: reading a built site into the site index, against the Markdown reader.
 
 On each real corpus of ../shared/corpora/ built with MkDocs Material
-(bench/corpus_sites.py, cached under .cache/), or, without the corpora, on
-our own built demo docs (dist/docs/, published at /docs/), it prints:
+(bench/corpora.py, as the answers eval builds them, cached under .cache/),
+or, without the corpora, on our own built demo docs (dist/docs/, published at /docs/), it prints:
 
 - time: pages per second of `indexing.site.index_site` over the built HTML,
   next to the baseline of the same run: the Markdown folder reader
@@ -37,10 +37,12 @@ from ..docs_text import DOCS_EXCLUDE, directory_page_path, page_path_for
 from ..indexing.docs_folder import HeadingIds, load_docs
 from ..indexing.html_tree import Element, parse_html_tree
 from ..indexing.site import index_site_with_report, internal_page, site_pages
-from .corpus_sites import CORPORA, PROJECT_ROOT, build_corpus_site
+from .corpora import DEFAULT_CORPORA, PROJECT_ROOT, build_corpus
 
 GZIP_LEVEL: Final = 9
-CORPUS_NAMES: Final = ("starlette", "pydantic")
+CORPUS_CONFIGS: Final = {"starlette": "mkdocs.yml", "pydantic": None}
+"""The corpora and the mkdocs.yml each ships (None: bench/corpora.py's minimal Material one),
+as the answers eval builds them."""
 _TARGET = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>"']+))""")
 _INVISIBLE: Final = frozenset({"script", "style", "template", "noscript", "head", "title"})
 _MARKUP_SIGNS: Final = ("{", "<", "¶")
@@ -120,17 +122,17 @@ def check_citations(chunks: Iterable[Chunk], targets: dict[str, frozenset[str]])
 
 
 def _sites(corpora: Path) -> list[Site]:
-    if all((corpora / name / "docs").is_dir() for name in CORPUS_NAMES):
+    if all((corpora / name / "docs").is_dir() for name in CORPUS_CONFIGS):
         return [
             Site(
                 name,
-                build_corpus_site(name, corpora),
+                build_corpus(corpora, name, config).site_dir,
                 "/",
                 corpora / name / "docs",
                 directory_page_path,
                 ("theme/*", "overrides/*", "extra/*"),
             )
-            for name in CORPUS_NAMES
+            for name, config in CORPUS_CONFIGS.items()
         ]
     print(f"  the corpora are not at {corpora}: measuring our own built demo docs (dist/docs/)")
     dist_docs = PROJECT_ROOT / "dist" / "docs"
@@ -225,7 +227,7 @@ def measure(site: Site, runs: int) -> bool:
 
 
 def index_command(args: argparse.Namespace) -> int:
-    corpora = getattr(args, "corpora", None) or CORPORA
+    corpora = getattr(args, "corpora", None) or DEFAULT_CORPORA
     print("index: built HTML -> site index (indexing/site.py), vs the Markdown reader")
     ok = True
     for site in _sites(Path(corpora)):
