@@ -223,3 +223,22 @@ def test_the_bench_citation_check_finds_a_missing_anchor_and_page(site: Path) ->
     ]
     figures = check_citations(bad, targets)
     assert (figures.missing_anchor, figures.missing_page, figures.markup_titles) == (1, 1, 1)
+
+
+def test_an_unreadable_page_is_counted_and_the_rest_indexed(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentskit_web.indexing.site import index_site_with_report
+
+    write(site, "locked.html", page("<h1>Locked</h1><p>Locked words.</p>"))
+    read_text = Path.read_text
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> str:
+        if self.name == "locked.html":  # as root, permissions cannot make a file unreadable
+            raise PermissionError(13, "Permission denied")
+        return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    index, report = index_site_with_report(site)
+    assert index.pages == 3
+    assert report.skipped["unreadable"] == 1
