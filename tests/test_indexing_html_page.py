@@ -13,6 +13,7 @@ import pytest
 from agentskit_web.indexing.docs_folder import chunk_page
 from agentskit_web.indexing.html_page import (
     SKIP_FRAGMENT,
+    SKIP_LISTING,
     SKIP_NOINDEX,
     SKIP_NOT_FOUND,
     SKIP_REDIRECT,
@@ -376,6 +377,26 @@ def test_tables_and_admonitions_are_text() -> None:
 )
 def test_pages_that_opt_out(head: str, body: str, reason: str) -> None:
     assert read_html_page(doc(body, head=head), "F").skip == reason
+
+
+@pytest.mark.parametrize(
+    ("html_class", "reason"),
+    [
+        ("blog-wrapper blog-list-page plugin-blog", SKIP_LISTING),
+        ("blog-wrapper blog-tags-post-list-page plugin-blog", SKIP_LISTING),
+        ("docs-wrapper docs-tags-doc-list-page plugin-docs", SKIP_LISTING),
+        ("blog-wrapper blog-post-page plugin-blog", None),
+    ],
+)
+def test_docusaurus_generated_lists_are_skipped_posts_are_not(
+    html_class: str, reason: str | None
+) -> None:
+    html = doc(
+        "<main><article><div class='markdown'><h2 id='p'>Post</h2><p>Words.</p></div>"
+        "</article></main>",
+        html_class=html_class,
+    )
+    assert read_html_page(html, "F").skip == reason
 
 
 def test_a_fragment_or_template_is_not_a_page() -> None:

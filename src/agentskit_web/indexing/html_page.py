@@ -56,6 +56,20 @@ SKIP_NOT_FOUND: Final = "404"
 SKIP_SEARCH: Final = "search"
 SKIP_EMPTY: Final = "no text"
 SKIP_FRAGMENT: Final = "not a page"
+SKIP_LISTING: Final = "listing"
+LISTING_PAGE_CLASSES: Final = frozenset(
+    {
+        "blog-list-page",
+        "blog-tags-list-page",
+        "blog-tags-post-list-page",
+        "blog-archive-page",
+        "docs-tags-list-page",
+        "docs-tags-doc-list-page",
+    }
+)
+"""Docusaurus's page classes (on `<html>`) for the lists it generates of other pages (blog
+index and archive, tag pages): their text is the listed pages' excerpts, indexed at the
+pages themselves."""
 SEARCH_RESULTS_IDS: Final = frozenset({"search-results", "mkdocs-search-results"})
 """The results box of Sphinx's and MkDocs' search pages."""
 
@@ -89,9 +103,10 @@ def _meta(root: Element, name: str) -> str | None:
 def skip_reason(root: Element) -> str | None:
     """Why a file is not an indexable page.
 
-    A page opts out with robots `noindex`, is a redirect stub (meta refresh), a 404 page
-    or a search page; an HTML file without `<html>`, `<head>`, `<body>` or `<title>` is a
-    fragment or a template a generator copied (a theme override), not a page.
+    A page opts out with robots `noindex`, is a redirect stub (meta refresh), a 404 page,
+    a search page or a generated list of other pages (Docusaurus's blog and tag lists);
+    an HTML file without `<html>`, `<head>`, `<body>` or `<title>` is a fragment or a
+    template a generator copied (a theme override), not a page.
     """
     if not any(element.tag in ("html", "head", "body", "title") for element in root.iter()):
         return SKIP_FRAGMENT
@@ -101,6 +116,8 @@ def skip_reason(root: Element) -> str | None:
     for element in root.iter():
         if element.tag == "meta" and element.attrs.get("http-equiv", "").lower() == "refresh":
             return SKIP_REDIRECT
+        if element.tag == "html" and element.classes & LISTING_PAGE_CLASSES:
+            return SKIP_LISTING
     for element in root.iter():
         if element.tag in ("title", "h1"):
             words = " ".join(element.text().split()).lower()
