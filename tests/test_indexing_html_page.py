@@ -344,6 +344,27 @@ def test_code_keeps_its_language_and_layout() -> None:
     assert page.page.sections[-1].code[0] == "import x\n    y()"
 
 
+def test_implied_end_tags_close_rows_cells_items_and_paragraphs() -> None:
+    page = read_html_page(
+        doc(
+            "<main><table><tr><th>k<th>v<tr><td>a<td>1<tr><td>b<td>2</table>"
+            "<ul><li>one<li>two<ul><li>inner</ul><li>three</ul><p>p1<p>p2</main>"
+        ),
+        "F",
+    )
+    assert page.page.sections[0].parts == [
+        "k | v",
+        "a | 1",
+        "b | 2",
+        "one",
+        "two",
+        "inner",
+        "three",
+        "p1",
+        "p2",
+    ]
+
+
 def test_tables_and_admonitions_are_text() -> None:
     page = read_html_page(
         doc(
