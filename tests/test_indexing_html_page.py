@@ -345,6 +345,12 @@ def test_code_keeps_its_language_and_layout() -> None:
 
 
 def test_implied_end_tags_close_rows_cells_items_and_paragraphs() -> None:
+    from agentskit_web.indexing.html_tree import parse_html_tree
+
+    root = parse_html_tree("<table><tr><td>a<td>1<tr><td>b<td>2</table>")
+    rows = [e for e in root.iter() if e.tag == "tr"]
+    assert len(rows) == 2 and rows[0].parent is rows[1].parent
+    assert [len(row.children) for row in rows] == [2, 2]
     page = read_html_page(
         doc(
             "<main><table><tr><th>k<th>v<tr><td>a<td>1<tr><td>b<td>2</table>"
