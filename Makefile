@@ -91,6 +91,7 @@ bench: $(STAMP) chromium site redis-server
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
 	$(PY) -m agentskit_web.bench scale
+	$(PY) -m agentskit_web.bench index --runs 3
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts
