@@ -19,7 +19,8 @@ from typing import Final
 
 PACKAGE: Final = "agentskit-web"
 EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
-    "server": ("starlette", "uvicorn", "httpx"),
+    "server": ("starlette", "uvicorn", "httpx", "prometheus_client"),
+    "scale": ("redis",),
     "build": ("packaging", "brotli"),
     "mkdocs": ("mkdocs",),
     "sphinx": ("sphinx",),
