@@ -153,6 +153,8 @@ class SearchIndex:
             # the static index fetches it before deciding which words are unknown.
             self.vocabulary.knows(word)
             self._finds(word)
+        if self.size:
+            self.index.length(0)  # ranking reads row lengths: the static index fetches them now
         self.index.checkpoint()
         found = term_groups(
             question,
