@@ -488,9 +488,6 @@ class StaticSearch:
         when a part it reads was not added (ask `parts_for` first)."""
         return self._run(question, limit, self._engine.search)
 
-    def search_plain_bm25(self, question: str, limit: int) -> list[Passage]:
-        return self._run(question, limit, self._engine.search_plain_bm25)
-
     def _run(self, question: str, limit: int, search: Any) -> list[Passage]:
         self._index.missing.clear()
         try:
