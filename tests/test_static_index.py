@@ -98,7 +98,7 @@ def test_a_questions_words_map_to_exactly_the_term_parts_fetched_first(our_docs:
     _, files, _ = our_docs
     manifest = json.loads(files.manifest)
     firsts = [first for first, _ in manifest["terms"]]
-    names = [name for _, name in manifest["terms"]]
+    names = [f"agentskit-static.terms.{digest}.json" for _, digest in manifest["terms"]]
     question = "Which attributes does the storage element accept?"
     expected: set[str] = set()
     for word in ("attributes", "storage", "element", "accept"):
@@ -150,7 +150,7 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
     name = static_index._part_name(kind, data)
     manifest = json.loads(files.manifest)
     key = {"terms": "terms", "words": "words", "texts": "texts"}[kind]
-    manifest[key][0][1] = name
+    manifest[key][0][1] = name.split(".")[-2]
     return StaticSearch(json.dumps(manifest).encode()), name
 
 
