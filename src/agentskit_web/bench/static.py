@@ -13,10 +13,11 @@ and a generated site of 2,000 pages for scale):
 - search time per question: the pure-Python engine next to the FTS5 search
   it replaced, in the same run.
 
-The corpora are read with indexing/docs_folder.load_docs (the Markdown read
-as the backend reads a docs folder), a stand-in for the built MkDocs site
-until the site reader (`indexing/site.py`) is on main. The browser timing of
-the same index is B2's part of this section (bench/page/).
+The real corpora are built with MkDocs + Material and read as published
+(bench/corpora.py, the build the `answers` section caches in .cache/corpora),
+and asked their eval files' questions; our docs are read as the demo backend
+reads them. The browser timing of the same index is the page's part of this
+section (bench/page/).
 """
 
 from __future__ import annotations
@@ -36,12 +37,19 @@ from ..answering.chunk import Chunk, Passage
 from ..answering.ranking import SearchIndex
 from ..answering.site_index import SiteIndex
 from ..answering.static_index import StaticIndexFiles, StaticSearch, split_index
-from ..server.retrieval import folder_chunks
-from .answers import PROJECT_ROOT, load_eval_set, section_key, site_synonyms
+from .answers import (
+    EVAL_FILES,
+    PROJECT_ROOT,
+    ProjectDocs,
+    corpus_index,
+    default_corpora,
+    load_eval_set,
+    section_key,
+    site_synonyms,
+)
 from .fts5_baseline import DocsIndex
 from .generated_site import docs_words, generated_chunks, generated_questions
 
-CORPORA_DIR: Final = PROJECT_ROOT.parent / "shared" / "corpora"
 GENERATED_PAGES: Final = 2_000
 CORPUS_QUESTIONS: Final = 100
 """Questions asked of a corpus without an eval file (made from its headings)."""
@@ -227,39 +235,45 @@ def format_figures(all_figures: Sequence[Figures]) -> str:
     return "\n".join(lines)
 
 
-def corpora(root: Path, pages: int) -> list[Corpus]:
-    eval_set = load_eval_set()
-    ours = folder_chunks(PROJECT_ROOT / eval_set.corpus.docs, exclude=eval_set.corpus.exclude)
-    found = [
-        Corpus(
-            "our docs",
-            ours,
-            [q.question for q in eval_set.questions],
-            site_synonyms(),
-            "fixtures/answers_eval.json",
-        )
-    ]
-    for folder in sorted(root.glob("*/docs")) if root.is_dir() else []:
-        chunks = folder_chunks(folder)
-        questions = generated_questions(chunks, CORPUS_QUESTIONS)
-        found.append(Corpus(folder.parent.name, chunks, questions, (), "questions from headings"))
+def corpora(root: Path | None, pages: int) -> tuple[list[Corpus], list[str]]:
+    """Our docs, each real corpus with an eval file (built with MkDocs, as the answers
+    section builds and caches it), and the generated site; notes for the table."""
+    found: list[Corpus] = []
+    notes: list[str] = []
+    for name, path in EVAL_FILES.items():
+        eval_set = load_eval_set(path)
+        if not isinstance(eval_set.corpus, ProjectDocs) and root is None:
+            continue
+        index, corpus_notes = corpus_index(eval_set, root)
+        notes.extend(corpus_notes)
+        chunks = [
+            Chunk(p.path, p.anchor, p.page_title, p.heading, p.text, p.code)
+            for p in index.all_passages()
+        ]
+        synonyms = site_synonyms() if isinstance(eval_set.corpus, ProjectDocs) else ()
+        questions = [question.question for question in eval_set.questions]
+        found.append(Corpus(name, chunks, questions, synonyms, path.name))
     if pages:
         chunks = generated_chunks(pages, docs_words(PROJECT_ROOT / "docs"))
         questions = generated_questions(chunks, CORPUS_QUESTIONS)
         found.append(Corpus(f"generated {pages} pages", chunks, questions, (), "generated"))
-    return found
+    return found, notes
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m agentskit_web.bench static [--corpora DIR] [--pages N]`."""
     parser = argparse.ArgumentParser(prog="agentskit-web bench static")
-    parser.add_argument("--corpora", type=Path, default=CORPORA_DIR)
+    parser.add_argument("--corpora", type=Path, default=default_corpora())
     parser.add_argument("--pages", type=int, default=GENERATED_PAGES)
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    if not args.corpora.is_dir():
+    root = args.corpora if args.corpora is not None and args.corpora.is_dir() else None
+    if root is None:
         print(f"static: no corpora at {args.corpora}; our docs and the generated site only")
-    figures = [measure(corpus) for corpus in corpora(args.corpora, args.pages)]
+    found, notes = corpora(root, args.pages)
+    figures = [measure(corpus) for corpus in found]
     print(format_figures(figures))
+    for note in notes:
+        print(f"  {note}")
     return 0
 
 
