@@ -219,3 +219,26 @@ def test_an_empty_folder_site(tmp_path: Path) -> None:
     fetch_all(search, files, "alpha")
     assert [p.path for p in search.search("alpha", LIMIT)] == ["/a/"]
     assert search.search("zebra", LIMIT) == []
+
+
+def test_write_static_index_replaces_an_earlier_build(tmp_path: Path) -> None:
+    from agentskit_web.indexing.static_files import write_static_index
+
+    def files_of(text: str) -> StaticIndexFiles:
+        chunk = Chunk("/a/", None, "A", "A", text)
+        return split_index(
+            SiteIndex.of([chunk], site_name="A", base_path="/", generator="html", pages=1)
+        )
+
+    first, second = files_of("alpha"), files_of("beta")
+    (tmp_path / "other.json").write_text("{}")
+    manifest = write_static_index(first, tmp_path)
+    assert manifest.read_bytes() == first.manifest
+    assert {p.name for p in tmp_path.iterdir()} == {*first.all_files(), "other.json"}
+    write_static_index(second, tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} == {*second.all_files(), "other.json"}
+    search = StaticSearch((tmp_path / second.manifest_name).read_bytes())
+    while names := search.parts_for("beta"):
+        for name in names:
+            assert search.add_part(name, (tmp_path / name).read_bytes()) is None
+    assert [p.path for p in search.search("beta")] == ["/a/"]

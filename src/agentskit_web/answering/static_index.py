@@ -97,6 +97,10 @@ PART_INVALID: Final = Diagnostic(
     "STATIC_PART_INVALID", "The part does not match the static index format (rebuild the site)."
 )
 
+STATIC_DEFAULT_LIMIT: Final = 4
+"""Passages `parts_for` plans for when not told (the demo site's maxSources): pass the
+limit the search will be asked with, since more passages may need more text parts."""
+
 KIND_TERMS: Final = "terms"
 KIND_WORDS: Final = "words"
 KIND_TEXTS: Final = "texts"
@@ -487,7 +491,7 @@ class StaticSearch:
     def loaded(self) -> frozenset[str]:
         return frozenset(self._index.loaded)
 
-    def parts_for(self, question: str, limit: int) -> list[str]:
+    def parts_for(self, question: str, limit: int = STATIC_DEFAULT_LIMIT) -> list[str]:
         """The parts this question's search reads that are not added yet (sorted); []
         when `search` can answer now. Call again after adding them (see the module doc)."""
         try:
@@ -496,7 +500,7 @@ class StaticSearch:
             return missing.names
         return []
 
-    def search(self, question: str, limit: int) -> list[Passage]:
+    def search(self, question: str, limit: int = STATIC_DEFAULT_LIMIT) -> list[Passage]:
         """What `SearchIndex.search` gives over the whole index; raises `PartsMissing`
         when a part it reads was not added (ask `parts_for` first)."""
         return self._run(question, limit, self._engine.search)
