@@ -77,6 +77,7 @@ def test_the_split_index_round_trips(our_docs: tuple) -> None:
     assert loaded.terms_from("") == terms
     for term in terms:
         assert list(loaded.postings(term)) == list(full.index.postings(term)), term
+        assert list(loaded.counts(term)) == list(full.index.counts(term)), term
     assert [loaded.chunk(row) for row in range(len(chunks))] == chunks
     assert [loaded.length(row) for row in range(len(chunks))] == full.index.lengths()
     assert search._engine.vocabulary.counts == full.vocabulary.counts
@@ -85,13 +86,17 @@ def test_the_split_index_round_trips(our_docs: tuple) -> None:
 def test_static_search_equals_the_server_on_every_eval_question(our_docs: tuple) -> None:
     _, files, full = our_docs
     page = StaticSearch(files.manifest)  # one page asking every question in turn
+    with_positions = 0
     for question in load_eval_set().questions:
         fresh = StaticSearch(files.manifest)  # and each question as a page's first
-        fetch_all(fresh, files, question.question)
+        rounds = fetch_all(fresh, files, question.question)
+        with_positions += any(".positions." in name for names in rounds for name in names)
         fetch_all(page, files, question.question)
         expected = full.search(question.question, LIMIT)
         assert fresh.search(question.question, LIMIT) == expected, question.id
         assert page.search(question.question, LIMIT) == expected, question.id
+    # Positions are fetched only for phrases of several tokens (compounds): a few questions.
+    assert 0 < with_positions < len(load_eval_set().questions) // 4
 
 
 def test_a_questions_words_map_to_exactly_the_term_parts_fetched_first(our_docs: tuple) -> None:
@@ -149,8 +154,7 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
     data = json.dumps(body).encode()
     name = static_index._part_name(kind, data)
     manifest = json.loads(files.manifest)
-    key = {"terms": "terms", "words": "words", "texts": "texts"}[kind]
-    manifest[key][0][1] = name.split(".")[-2]
+    manifest[kind][0][1] = name.split(".")[-2]
     return StaticSearch(json.dumps(manifest).encode()), name
 
 
@@ -161,6 +165,9 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["999999,0,0"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,7,0"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["x"]}),
+        ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,0,1,2"]}),
+        ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,0,0"]}),
+        ("positions", {"kind": "positions", "terms": ["a"], "postings": ["999999,0,0"]}),
         ("terms", {"kind": "words", "words": [], "counts": []}),
         ("words", {"kind": "words", "words": ["a"], "counts": [-1]}),
         ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),

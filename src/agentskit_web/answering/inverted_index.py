@@ -8,7 +8,7 @@ each other in one field, and a prefix phrase ("embed*") matches every token
 starting with its last token. Together with the row lengths this is what
 FTS5's `bm25()` reads, and `ranking.bm25_scores` computes the same figure.
 
-Every read goes through `postings`, `terms_from`, `length` and `chunk`, so
+Every read goes through `counts`, `postings`, `terms_from`, `length` and `chunk`, so
 the static index (`static_index.PartialIndex`) can serve the same search from
 the parts it has loaded and say which ones a question still needs.
 """
@@ -30,6 +30,11 @@ TITLE_FIELDS: Final = frozenset({0, 1})
 
 Entry = tuple[int, int, tuple[int, ...]]
 """One posting: (row, field, positions of the token in that field), rows ascending."""
+
+Count = tuple[int, int, int]
+"""One posting without its positions: (row, field, occurrences), rows ascending. A token
+alone needs only these; a phrase of several tokens needs the positions (`Entry`), so the
+static index keeps them in parts of their own, which most questions never fetch."""
 
 Hits = dict[int, list[int]]
 """Row -> hits per field (FIELD_COUNT counts) of one phrase."""
@@ -95,7 +100,12 @@ class InvertedIndex:
         return len(self._chunks)
 
     def postings(self, token: str) -> Sequence[Entry]:
+        """A token's postings with positions (phrases of several tokens read these)."""
         return self._postings.get(token, ())
+
+    def counts(self, token: str) -> Sequence[Count]:
+        """A token's postings as occurrence counts (a one-token phrase reads only these)."""
+        return [(row, field, len(at)) for row, field, at in self._postings.get(token, ())]
 
     def terms_from(self, prefix: str) -> list[str]:
         """The indexed tokens starting with `prefix`, sorted."""
@@ -144,11 +154,11 @@ class InvertedIndex:
         hits: Hits = {}
         if len(phrase.tokens) == 1:
             for term in last_terms:
-                for row, field, at in self.postings(term):
-                    counts = hits.get(row)
-                    if counts is None:
-                        counts = hits[row] = [0] * FIELD_COUNT
-                    counts[field] += len(at)
+                for row, field, count in self.counts(term):
+                    fields = hits.get(row)
+                    if fields is None:
+                        fields = hits[row] = [0] * FIELD_COUNT
+                    fields[field] += count
             return hits
         return self._phrase_hits(phrase.tokens[:-1], last_terms)
 

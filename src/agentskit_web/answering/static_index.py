@@ -8,9 +8,11 @@ A question should fetch only what it needs, so the index is split:
 - a *manifest* (`agentskit-static.<hash>.json`): the site, the row count and
   total tokens (BM25's statistics), the synonyms, and each part's range and
   hash (its name is `agentskit-static.<kind>.<hash>.json`);
-- *term* parts: the postings of a range of index tokens, sorted, so a token
-  and every token a prefix finds lie in one run of consecutive parts (as
-  static search tools split theirs);
+- *term* parts: the postings (row, field, count) of a range of index tokens,
+  sorted, so a token and every token a prefix finds lie in one run of
+  consecutive parts (as static search tools split theirs);
+- *position* parts: the same ranges' token positions, read only for a phrase
+  of several tokens (a compound, a synonym phrase), which few questions have;
 - *word* parts: the vocabulary a question's typo repair and compound split
   read (reader's words with chunk counts), split by sorted word range too;
 - one *lengths* part: every row's token count (BM25 needs it for any row a
@@ -49,7 +51,7 @@ from typing import Any, Final
 from ..protocol.diagnostics import DecodeResult, Diagnostic
 from ..protocol.wire_json import JSON_INVALID, parse_json
 from .chunk import Chunk, Passage
-from .inverted_index import FIELD_COUNT, Entry, InvertedIndex
+from .inverted_index import FIELD_COUNT, Count, Entry, InvertedIndex
 from .query_terms import LAST_CHAR, Vocabulary, normalise_synonyms
 from .ranking import SearchIndex
 from .site_index import SiteIndex
@@ -102,6 +104,7 @@ STATIC_DEFAULT_LIMIT: Final = 4
 limit the search will be asked with, since more passages may need more text parts."""
 
 KIND_TERMS: Final = "terms"
+KIND_POSITIONS: Final = "positions"
 KIND_WORDS: Final = "words"
 KIND_TEXTS: Final = "texts"
 KIND_LENGTHS: Final = "lengths"
@@ -170,6 +173,29 @@ def _encode_postings(entries: Sequence[Entry]) -> str:
     return ";".join(out)
 
 
+def _encode_counts(entries: Sequence[Entry]) -> str:
+    """`row-delta,field[,count]` per entry (the count left out when 1), `;` between."""
+    out: list[str] = []
+    previous_row = 0
+    for row, field, at in entries:
+        numbers = [row - previous_row, field] + ([len(at)] if len(at) > 1 else [])
+        out.append(",".join(map(str, numbers)))
+        previous_row = row
+    return ";".join(out)
+
+
+def _decode_counts(raw: str) -> list[Count]:
+    entries: list[Count] = []
+    row = 0
+    for item in raw.split(";"):
+        numbers = [int(number) for number in item.split(",")]
+        if len(numbers) not in (2, 3):
+            raise ValueError("count entry")
+        row += numbers[0]
+        entries.append((row, numbers[1], numbers[2] if len(numbers) == 3 else 1))
+    return entries
+
+
 def _ranges(keys: Sequence[Any], sizes: Sequence[int], target: int) -> list[tuple[int, int]]:
     """Consecutive [start, end) index ranges whose sizes add up to about `target` each."""
     ranges: list[tuple[int, int]] = []
@@ -200,15 +226,20 @@ def split_index(
         return name
 
     terms = index.sorted_terms()
-    encoded = [_encode_postings(index.postings(term)) for term in terms]
+    counted = [_encode_counts(index.postings(term)) for term in terms]
+    placed = [_encode_postings(index.postings(term)) for term in terms]
     term_parts = []
+    position_parts = []
     for start, end in _ranges(
         terms,
-        [len(t) + len(e) + 6 for t, e in zip(terms, encoded, strict=True)],
+        [len(t) + len(e) + 6 for t, e in zip(terms, counted, strict=True)],
         TERM_PART_TARGET_BYTES,
     ):
-        name = add(KIND_TERMS, {"terms": terms[start:end], "postings": encoded[start:end]})
-        term_parts.append(["" if start == 0 else terms[start], _hash_of(name)])
+        first = "" if start == 0 else terms[start]
+        name = add(KIND_TERMS, {"terms": terms[start:end], "postings": counted[start:end]})
+        term_parts.append([first, _hash_of(name)])
+        name = add(KIND_POSITIONS, {"terms": terms[start:end], "postings": placed[start:end]})
+        position_parts.append([first, _hash_of(name)])
 
     words = search.vocabulary.sorted_words()
     counts = [search.vocabulary.counts[word] for word in words]
@@ -238,6 +269,7 @@ def split_index(
             "synonyms": [list(group) for group in synonyms],
             "lengths": lengths,
             "terms": term_parts,
+            "positions": position_parts,
             "words": word_parts,
             "texts": text_parts,
         }
@@ -260,6 +292,7 @@ class StaticManifest:
     lengths: str
     term_firsts: tuple[str, ...]
     term_names: tuple[str, ...]
+    position_names: tuple[str, ...]
     word_firsts: tuple[str, ...]
     word_names: tuple[str, ...]
     text_firsts: tuple[int, ...]
@@ -270,6 +303,7 @@ class StaticManifest:
             return KIND_LENGTHS
         for kind, names in (
             (KIND_TERMS, self.term_names),
+            (KIND_POSITIONS, self.position_names),
             (KIND_WORDS, self.word_names),
             (KIND_TEXTS, self.text_names),
         ):
@@ -328,6 +362,9 @@ def parse_static_manifest(data: bytes | str) -> DecodeResult:
         if type(rows) is not int or type(tokens) is not int or rows < 0 or tokens < 0:
             return DecodeResult.failure(MANIFEST_INVALID)
         term_firsts, term_names = _ranges_of(value["terms"], str, KIND_TERMS)
+        position_firsts, position_names = _ranges_of(value["positions"], str, KIND_POSITIONS)
+        if position_firsts != term_firsts:
+            return DecodeResult.failure(MANIFEST_INVALID)
         word_firsts, word_names = _ranges_of(value["words"], str, KIND_WORDS)
         text_firsts, text_names = _ranges_of(value["texts"], int, KIND_TEXTS)
         lengths = value["lengths"]
@@ -345,6 +382,7 @@ def parse_static_manifest(data: bytes | str) -> DecodeResult:
                 lengths,
                 term_firsts,
                 term_names,
+                position_names,
                 word_firsts,
                 word_names,
                 text_firsts,
@@ -376,7 +414,9 @@ class PartialIndex(InvertedIndex):
         self.missing: set[str] = set()
         self.loaded: set[str] = set()
         self._raw: dict[str, str] = {}
-        self._decoded: dict[str, list[Entry]] = {}
+        self._raw_positions: dict[str, str] = {}
+        self._decoded: dict[str, list[Count]] = {}
+        self._decoded_positions: dict[str, list[Entry]] = {}
         self._part_terms: dict[int, list[str]] = {}
         self._part_lengths: list[int] | None = None
         self._rows: dict[int, Chunk] = {}
@@ -391,7 +431,7 @@ class PartialIndex(InvertedIndex):
         self.missing.add(name)
         return False
 
-    def postings(self, token: str) -> Sequence[Entry]:
+    def counts(self, token: str) -> Sequence[Count]:
         number = _covering(self.manifest.term_firsts, token, token)[0]
         if not self._need(self.manifest.term_names[number]):
             return ()
@@ -400,7 +440,19 @@ class PartialIndex(InvertedIndex):
             raw = self._raw.get(token)
             if raw is None:
                 return ()
-            found = self._decoded[token] = _decode_postings(raw)
+            found = self._decoded[token] = _decode_counts(raw)
+        return found
+
+    def postings(self, token: str) -> Sequence[Entry]:
+        number = _covering(self.manifest.term_firsts, token, token)[0]
+        if not self._need(self.manifest.position_names[number]):
+            return ()
+        found = self._decoded_positions.get(token)
+        if found is None:
+            raw = self._raw_positions.get(token)
+            if raw is None:
+                return ()
+            found = self._decoded_positions[token] = _decode_postings(raw)
         return found
 
     def terms_from(self, prefix: str) -> list[str]:
@@ -437,6 +489,10 @@ class PartialIndex(InvertedIndex):
         number = self.manifest.term_names.index(name)
         self._part_terms[number] = terms
         self._raw.update(zip(terms, postings, strict=True))
+        self.loaded.add(name)
+
+    def load_positions(self, name: str, terms: list[str], postings: list[str]) -> None:
+        self._raw_positions.update(zip(terms, postings, strict=True))
         self.loaded.add(name)
 
     def load_lengths(self, name: str, lengths: list[int]) -> None:
@@ -531,8 +587,8 @@ class StaticSearch:
             value = parse_json(bytes(data))
             if value is JSON_INVALID or type(value) is not dict or value.get("kind") != kind:
                 return PART_INVALID
-            if kind == KIND_TERMS:
-                return self._add_terms(name, value)
+            if kind in (KIND_TERMS, KIND_POSITIONS):
+                return self._add_terms(name, kind, value)
             if kind == KIND_WORDS:
                 return self._add_words(name, value)
             if kind == KIND_TEXTS:
@@ -541,18 +597,26 @@ class StaticSearch:
         except (KeyError, ValueError, TypeError, IndexError, RecursionError):
             return PART_INVALID
 
-    def _add_terms(self, name: str, value: dict[str, Any]) -> Diagnostic | None:
+    def _add_terms(self, name: str, kind: str, value: dict[str, Any]) -> Diagnostic | None:
         terms, postings = value["terms"], value["postings"]
-        number = self.manifest.term_names.index(name)
+        names = self.manifest.term_names if kind == KIND_TERMS else self.manifest.position_names
+        number = names.index(name)
         if not (_str_list(terms) and _str_list(postings)) or len(terms) != len(postings):
             return PART_INVALID
         if not _in_range(terms, self.manifest.term_firsts, number):
             return PART_INVALID
         for raw in postings:
-            for row, field, at in _decode_postings(raw):
-                if not (0 <= row < self.manifest.rows and 0 <= field < FIELD_COUNT and at):
+            if kind == KIND_TERMS:
+                entries = [(row, field, count > 0) for row, field, count in _decode_counts(raw)]
+            else:
+                entries = [(row, field, bool(at)) for row, field, at in _decode_postings(raw)]
+            for row, field, present in entries:
+                if not (0 <= row < self.manifest.rows and 0 <= field < FIELD_COUNT and present):
                     return PART_INVALID
-        self._index.load_terms(name, terms, postings)
+        if kind == KIND_TERMS:
+            self._index.load_terms(name, terms, postings)
+        else:
+            self._index.load_positions(name, terms, postings)
         self._engine.forget()
         return None
 
