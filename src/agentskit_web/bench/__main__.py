@@ -98,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
                 help="another built dist (say, the tree before a change): both run "
                 "interleaved in one browser and the widget's after/before ratio is printed",
             )
+            section.add_argument(
+                "--pyscript-runs",
+                type=int,
+                default=3,
+                help="runs of the PyScript page vs the plain embed sub-figure (0: skip it)",
+            )
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] and arguments[0] in OWN_OPTIONS:
         import importlib
