@@ -1,5 +1,6 @@
 """The static (split) index: round trip, parts a question fetches, static = server, bad parts."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -249,3 +250,19 @@ def test_write_static_index_replaces_an_earlier_build(tmp_path: Path) -> None:
         for name in names:
             assert search.add_part(name, (tmp_path / name).read_bytes()) is None
     assert [p.path for p in search.search("beta")] == ["/a/"]
+
+
+def test_the_static_bench_measures_a_small_generated_site() -> None:
+    from agentskit_web.bench.generated_site import generated_chunks, generated_questions
+    from agentskit_web.bench.static import Corpus, format_figures, measure
+
+    chunks = generated_chunks(5, ["widget", "install", "page", "answer", "search"])
+    questions = generated_questions(chunks, 10)
+    assert questions[9].endswith("q?")  # one in ten made of words no page uses
+    figures = measure(Corpus("tiny", chunks, questions, (), "generated"))
+    assert figures.agreement == 1.0 and figures.declines_agree == 1.0
+    assert len(figures.first_br) == len(questions) and len(figures.later_br) == len(questions) - 1
+    assert all(size > 0 for size in figures.first_br)
+    assert len(figures.new_ms) == len(figures.fts5_ms) == len(questions)
+    table = format_figures([figures, dataclasses.replace(figures)])
+    assert "goal <= 150" in table and "growth over [tiny]" in table and "FTS5 (main)" in table

@@ -191,47 +191,51 @@ def _kb(values: Sequence[int], share: float) -> str:
 
 
 def format_figures(all_figures: Sequence[Figures]) -> str:
-    small = all_figures[0]
+    """Every corpus's block; growth is against the first (our docs)."""
+    return "\n".join(format_corpus(f, all_figures[0]) for f in all_figures)
+
+
+def format_corpus(f: Figures, small: Figures) -> str:
+    """One corpus's figures, each next to its goal (and growth over `small`)."""
     lines: list[str] = []
-    for f in all_figures:
-        c = f.corpus
+    c = f.corpus
+    lines.append(
+        f"static [{c.name}] {len(c.chunks)} chunks, {len(c.questions)} questions "
+        f"({c.source}); {f.files} files, split in {f.split_s:.2f} s"
+    )
+    lines.append(
+        f"  first question, brotli kB  p50 {_kb(f.first_br, 0.5)}  p90 {_kb(f.first_br, 0.9)}"
+        f"  max {_kb(f.first_br, 1.0)}  (gzip p50 {_kb(f.first_gz, 0.5)}, p90 "
+        f"{_kb(f.first_gz, 0.9)})   goal <= {FIRST_GOAL_KB}"
+    )
+    lines.append(
+        f"  later question, brotli kB  p50 {_kb(f.later_br, 0.5)}  p90 {_kb(f.later_br, 0.9)}"
+        f"  max {_kb(f.later_br, 1.0)}  (gzip p50 {_kb(f.later_gz, 0.5)}, p90 "
+        f"{_kb(f.later_gz, 0.9)})   goal <= {LATER_GOAL_KB}"
+    )
+    if f is not small:
+        first = _pct(f.first_br, 0.5) / max(_pct(small.first_br, 0.5), 1)
+        later = _pct(f.later_br, 0.5) / max(_pct(small.later_br, 0.5), 1)
         lines.append(
-            f"static [{c.name}] {len(c.chunks)} chunks, {len(c.questions)} questions "
-            f"({c.source}); {f.files} files, split in {f.split_s:.2f} s"
+            f"  growth over [{small.corpus.name}] (p50): first x{first:.2f}, later "
+            f"x{later:.2f}   goal <= x{GROWTH_GOAL:.0f} (at {GENERATED_PAGES} pages)"
         )
-        lines.append(
-            f"  first question, brotli kB  p50 {_kb(f.first_br, 0.5)}  p90 {_kb(f.first_br, 0.9)}"
-            f"  max {_kb(f.first_br, 1.0)}  (gzip p50 {_kb(f.first_gz, 0.5)}, p90 "
-            f"{_kb(f.first_gz, 0.9)})   goal <= {FIRST_GOAL_KB}"
-        )
-        lines.append(
-            f"  later question, brotli kB  p50 {_kb(f.later_br, 0.5)}  p90 {_kb(f.later_br, 0.9)}"
-            f"  max {_kb(f.later_br, 1.0)}  (gzip p50 {_kb(f.later_gz, 0.5)}, p90 "
-            f"{_kb(f.later_gz, 0.9)})   goal <= {LATER_GOAL_KB}"
-        )
-        if f is not small:
-            first = _pct(f.first_br, 0.5) / max(_pct(small.first_br, 0.5), 1)
-            later = _pct(f.later_br, 0.5) / max(_pct(small.later_br, 0.5), 1)
-            lines.append(
-                f"  growth over [{small.corpus.name}] (p50): first x{first:.2f}, later "
-                f"x{later:.2f}   goal <= x{GROWTH_GOAL:.0f} (at {GENERATED_PAGES} pages)"
-            )
-        share = f.disk_br / max(f.visible_br, 1)
-        search_share = (f.disk_br - f.text_br) / max(f.visible_br, 1)
-        lines.append(
-            f"  whole index on disk {f.disk_br / 1000:.1f} kB brotli vs visible text "
-            f"{f.visible_br / 1000:.1f} kB brotli: {share:.0%} (without the text parts "
-            f"{search_share:.0%})   goal <= {DISK_GOAL_SHARE:.0%}"
-        )
-        lines.append(
-            f"  static = server: top-3 sources {f.agreement:.1%}, declines "
-            f"{f.declines_agree:.1%}   goal >= {AGREEMENT_GOAL:.0%}"
-        )
-        lines.append(
-            f"  search ms/question: new p50 {_pct(f.new_ms, 0.5):.2f} p90 {_pct(f.new_ms, 0.9):.2f}"
-            f"   FTS5 (main) p50 {_pct(f.fts5_ms, 0.5):.2f} p90 {_pct(f.fts5_ms, 0.9):.2f}"
-            f"   goal p50 <= {SEARCH_P50_GOAL_MS:.0f}"
-        )
+    share = f.disk_br / max(f.visible_br, 1)
+    search_share = (f.disk_br - f.text_br) / max(f.visible_br, 1)
+    lines.append(
+        f"  whole index on disk {f.disk_br / 1000:.1f} kB brotli vs visible text "
+        f"{f.visible_br / 1000:.1f} kB brotli: {share:.0%} (without the text parts "
+        f"{search_share:.0%})   goal <= {DISK_GOAL_SHARE:.0%}"
+    )
+    lines.append(
+        f"  static = server: top-3 sources {f.agreement:.1%}, declines "
+        f"{f.declines_agree:.1%}   goal >= {AGREEMENT_GOAL:.0%}"
+    )
+    lines.append(
+        f"  search ms/question: new p50 {_pct(f.new_ms, 0.5):.2f} p90 {_pct(f.new_ms, 0.9):.2f}"
+        f"   FTS5 (main) p50 {_pct(f.fts5_ms, 0.5):.2f} p90 {_pct(f.fts5_ms, 0.9):.2f}"
+        f"   goal p50 <= {SEARCH_P50_GOAL_MS:.0f}"
+    )
     return "\n".join(lines)
 
 
@@ -270,10 +274,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if root is None:
         print(f"static: no corpora at {args.corpora}; our docs and the generated site only")
     found, notes = corpora(root, args.pages)
-    figures = [measure(corpus) for corpus in found]
-    print(format_figures(figures))
     for note in notes:
         print(f"  {note}")
+    figures: list[Figures] = []
+    for corpus in found:  # each corpus printed as soon as measured (a slow machine)
+        figures.append(measure(corpus))
+        print(format_corpus(figures[-1], figures[0]), flush=True)
     return 0
 
 
