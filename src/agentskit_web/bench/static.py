@@ -181,6 +181,10 @@ def measure(corpus: Corpus) -> Figures:
     )
 
 
+def _mean(values: Sequence[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
 def _pct(values: Sequence[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
@@ -214,10 +218,11 @@ def format_corpus(f: Figures, small: Figures) -> str:
         f"{_kb(f.later_gz, 0.9)})   goal <= {LATER_GOAL_KB}"
     )
     if f is not small:
-        first = _pct(f.first_br, 0.5) / max(_pct(small.first_br, 0.5), 1)
-        later = _pct(f.later_br, 0.5) / max(_pct(small.later_br, 0.5), 1)
+        # Means, not medians: most later questions of a small site fetch nothing new.
+        first = _mean(f.first_br) / max(_mean(small.first_br), 1.0)
+        later = _mean(f.later_br) / max(_mean(small.later_br), 1.0)
         lines.append(
-            f"  growth over [{small.corpus.name}] (p50): first x{first:.2f}, later "
+            f"  growth over [{small.corpus.name}] (mean bytes): first x{first:.2f}, later "
             f"x{later:.2f}   goal <= x{GROWTH_GOAL:.0f} (at {GENERATED_PAGES} pages)"
         )
     share = f.disk_br / max(f.visible_br, 1)
