@@ -266,3 +266,13 @@ def test_the_static_bench_measures_a_small_generated_site() -> None:
     assert len(figures.new_ms) == len(figures.fts5_ms) == len(questions)
     table = format_figures([figures, dataclasses.replace(figures)])
     assert "goal <= 150" in table and "growth over [tiny]" in table and "FTS5 (main)" in table
+
+
+def test_the_parts_per_manifest_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, files, _ = our_docs
+    manifest = json.loads(files.manifest)
+    most = max(len(manifest[kind]) for kind in ("terms", "positions", "words", "texts"))
+    monkeypatch.setattr(static_index, "STATIC_MAX_PARTS", most)
+    assert parse_static_manifest(files.manifest).ok  # at the bound
+    monkeypatch.setattr(static_index, "STATIC_MAX_PARTS", most - 1)
+    assert parse_static_manifest(files.manifest).diagnostic == MANIFEST_INVALID  # one past
