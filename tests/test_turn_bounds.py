@@ -265,6 +265,25 @@ def test_slow_saves_do_not_turn_each_queued_delta_into_a_snapshot(tmp_path: Path
     assert store.saves <= duration / (2 * store.delay) + 2
 
 
+def test_the_snapshot_clock_waits_at_least_as_long_as_a_save_took(tmp_path: Path) -> None:
+    """A steady generator and saves 5x the interval: saving takes at most half the turn."""
+    store = SlowStore(delay=0.05)
+    pieces = tuple(f"w{i} " for i in range(300))
+    app = make_app(
+        tmp_path,
+        store,
+        turn={"snapshot_interval": 0.01},
+        generator=ScriptedGenerator(pieces, delay=0.003),
+    )
+    started = time.monotonic()
+    response = asyncio.run(post(app, submit(new_session_id(), "t1")))
+    duration = time.monotonic() - started
+    assert snapshots(response)[-1].payload.status == "complete"
+    assert duration > 0.9  # long enough that a clock of interval + save would save more often
+    # Each streaming save (>= 0.05 s) is followed by a wait at least as long.
+    assert store.saves <= duration / (2 * store.delay) + 2
+
+
 def test_a_running_turn_keeps_only_its_newest_lines() -> None:
     async def go() -> tuple[int, list[bytes], list[bytes]]:
         run = _TurnRun(TurnSessionKey("s", "o", "x"))
