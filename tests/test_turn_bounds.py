@@ -466,6 +466,19 @@ def test_a_full_store_refuses_new_sessions_instead_of_evicting_others() -> None:
     assert _present(store, "a1", "a2", "a3", "b1", "b2") == [False, True, True, True, True]
 
 
+def test_expired_sessions_make_room_in_a_full_store() -> None:
+    clock = Clock()
+    store = TurnSessionStore(ttl_seconds=100, max_sessions_total=2, clock=clock)
+    _store_one(store, "ip:a", "a1")
+    _store_one(store, "ip:b", "b1")
+    with pytest.raises(StoreFull):
+        _store_one(store, "ip:c", "c1")
+    clock.now += 101  # both expired: deleted before the total is counted
+    _store_one(store, "ip:c", "c1")
+    (rows,) = store._db.execute("SELECT COUNT(*) FROM turn_sessions").fetchone()
+    assert rows == 1
+
+
 def test_another_address_cannot_evict_a_readers_session_through_the_endpoint(
     tmp_path: Path,
 ) -> None:
@@ -533,6 +546,8 @@ def test_capability_ids_need_entropy_not_only_length() -> None:
     for weak in (
         "a" * 22,
         "ab" * 11,
+        "ac" * 11,  # no neighbours one apart: only the entropy estimate refuses these
+        "aceg" * 6,
         "abcdefghijklmnopqrstuv",
         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
         new_session_id()[: CAPABILITY_ID_MIN_CHARS - 1],
