@@ -199,7 +199,9 @@ def measure(worst: bool, interval: float) -> TurnFigures:
     mount_turn(app, counting, snapshot_interval=interval)  # type: ignore[arg-type]
     session_bytes = 0
     if worst:
-        key = TurnSessionKey(site["siteId"], "anonymous", SESSION_ID, client_key="ip:127.0.0.1")
+        key = TurnSessionKey(
+            str(site["siteId"]), "anonymous", SESSION_ID, client_key="ip:127.0.0.1"
+        )
         question_bytes = len(dump_json([{"content": question, "x": "y" * 160}]).encode())
         session_bytes = _seed(store, key, TURN_SESSION_MAX_BYTES - question_bytes)
     body = json.dumps(
