@@ -32,7 +32,10 @@ from module_record import PYODIDE_MODULE
 
 WORKER = "/agentskit/agentskit-ask-sw.js"
 PAGES_CACHE = "agentskit-ask:pages"
-OPTED_IN = '<!doctype html><title>{title}</title><agentskit-ask offline="cache"></agentskit-ask><p>{text}</p>'
+OPTED_IN = (
+    '<!doctype html><title>{title}</title><agentskit-ask offline="cache"></agentskit-ask>'
+    "<p>{text}</p>"
+)
 PUBLIC_TEXT = "Public guide page"
 PRIVATE_TEXT = "Private account page of alice"
 OTHER_TEXT = "A page without the widget"
