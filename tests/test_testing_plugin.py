@@ -272,8 +272,27 @@ def test_a_system_chromium_joins_the_launch_arguments(tmp_path: Path) -> None:
     probe = (
         "def test_with_chromium(browser_type_launch_args):\n"
         f"    assert browser_type_launch_args['executable_path'] == {sys.executable!r}\n"
-        "    assert '--no-sandbox' in browser_type_launch_args['args']\n"
+        "    import os\n"
+        "    root = os.geteuid() == 0\n"
+        "    assert browser_type_launch_args['chromium_sandbox'] is (not root)\n"
+        "    assert ('--no-sandbox' in browser_type_launch_args['args']) is root\n"
     )
     (tmp_path / "test_probe.py").write_text(probe, encoding="utf-8")
     output = _pytest(tmp_path, "test_probe.py", "--agentskit-chromium", sys.executable)
     assert "1 passed" in output, output
+
+
+def test_the_sandbox_is_on_unless_chromium_refuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chromium refuses a sandboxed browser only for root; everyone else gets the sandbox."""
+    from agentskit_web import chromium_sandbox
+    from agentskit_web.bench.harness import CHROMIUM_FLAGS, chromium_launch_options
+
+    assert "--no-sandbox" not in CHROMIUM_FLAGS
+    monkeypatch.setattr(chromium_sandbox.os, "geteuid", lambda: 1000)
+    assert chromium_sandbox.sandbox_available() and chromium_sandbox.sandbox_args() == []
+    options = chromium_launch_options()
+    assert options["chromium_sandbox"] is True and "--no-sandbox" not in options["args"]
+    monkeypatch.setattr(chromium_sandbox.os, "geteuid", lambda: 0)
+    assert chromium_sandbox.sandbox_args() == ["--no-sandbox"]
+    options = chromium_launch_options()
+    assert options["chromium_sandbox"] is False and "--no-sandbox" in options["args"]
