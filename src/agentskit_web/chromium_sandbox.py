@@ -14,12 +14,36 @@ namespaces, which the kernel must allow).
 """
 
 import os
+import sys
+from pathlib import Path
+from typing import Final
+
+_USERNS_SWITCHES: Final = (
+    # (file, the value that forbids unprivileged user namespaces)
+    ("/proc/sys/user/max_user_namespaces", "0"),
+    ("/proc/sys/kernel/unprivileged_userns_clone", "0"),  # Debian's switch
+    ("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "1"),  # Ubuntu 24.04
+)
+
+
+def _user_namespaces_allowed() -> bool:
+    """Linux: whether an ordinary user may create the user namespace the sandbox needs."""
+    for name, forbidding in _USERNS_SWITCHES:
+        try:
+            value = Path(name).read_text(encoding="ascii").strip()
+        except OSError:
+            continue  # not this kernel's switch
+        if value == forbidding:
+            return False
+    return True
 
 
 def sandbox_available() -> bool:
-    """True unless this process runs as root on a POSIX system (Chromium refuses then)."""
+    """False as root (Chromium refuses) or where Linux forbids unprivileged user namespaces."""
     geteuid = getattr(os, "geteuid", None)
-    return geteuid is None or geteuid() != 0
+    if geteuid is not None and geteuid() == 0:
+        return False
+    return not sys.platform.startswith("linux") or _user_namespaces_allowed()
 
 
 def sandbox_args() -> list[str]:
