@@ -297,29 +297,29 @@ def test_a_body_dripping_bytes_is_cut_at_the_deadline_not_kept_alive_by_them(
     """
     read_timeout = 1.0
     app = create_ask_app(site(), write_docs(tmp_path / "docs"), body_timeout=60.0)
-    with ThreadedUvicorn(app, AskServeConfig(request_read_timeout=read_timeout)) as server:
-        with connect(server.port) as sock:
-            started = time.monotonic()
-            sock.sendall(HEAD + b"Content-Length: 1000\r\n\r\n")  # under 64 KiB
-            sock.setblocking(False)
-            received = b""
-            closed_at = None
-            while time.monotonic() - started < read_timeout + LATE + 5:
+    config = AskServeConfig(request_read_timeout=read_timeout)
+    with ThreadedUvicorn(app, config) as server, connect(server.port) as sock:
+        started = time.monotonic()
+        sock.sendall(HEAD + b"Content-Length: 1000\r\n\r\n")  # under 64 KiB
+        sock.setblocking(False)
+        received = b""
+        closed_at = None
+        while time.monotonic() - started < read_timeout + LATE + 5:
+            try:
+                sock.send(b" ")
+            except OSError:  # reset or broken pipe: the server closed it
+                closed_at = time.monotonic()
+                break
+            ready, _, _ = selectors.select.select([sock], [], [], 0.1)
+            if ready:
                 try:
-                    sock.send(b" ")
-                except OSError:  # reset or broken pipe: the server closed it
+                    chunk = sock.recv(65_536)
+                except (ConnectionResetError, BlockingIOError):
+                    chunk = b""
+                received += chunk
+                if not chunk:
                     closed_at = time.monotonic()
                     break
-                ready, _, _ = selectors.select.select([sock], [], [], 0.1)
-                if ready:
-                    try:
-                        chunk = sock.recv(65_536)
-                    except (ConnectionResetError, BlockingIOError):
-                        chunk = b""
-                    received += chunk
-                    if not chunk:
-                        closed_at = time.monotonic()
-                        break
     assert closed_at is not None, "dripping bytes kept the connection open past the deadline"
     assert read_timeout - EARLY <= closed_at - started <= read_timeout + 2.5
     assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
