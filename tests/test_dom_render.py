@@ -279,6 +279,9 @@ def test_the_log_is_busy_while_streaming_and_shows_the_answer() -> None:
     ]
     assert messages[1].attributes["data-status"] == "complete"
     assert "Hi there" in messages[1].textContent
+    # Each message isolates its own direction (dir=auto; the CSS adds unicode-bidi: isolate),
+    # so a right-to-left answer never reorders the next message.
+    assert [m.attributes.get("dir") for m in messages] == ["auto", "auto"]
     assert log.querySelector('[data-ui="regenerate"]') is not None
 
 
