@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 
+from agentskit_web.answering.chunk import Passage
 from agentskit_web.protocol import AskEventDecoder, ask_event_wire_or_none
 from agentskit_web.server.generators import GenerationRequest
-from agentskit_web.server.retrieval import Passage
 
 SITE: dict[str, Any] = {
     "protocol": "agentskit.chat.backend-site",

@@ -7,6 +7,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from agentskit_web.docs_text import HeadingSlugger, page_path_for
+from agentskit_web.indexing.docs_folder import parse_markdown
 from agentskit_web.protocol import normalize_knowledge_key
 from agentskit_web.protocol.identifiers import is_safe_id
 from agentskit_web.protocol.limits import (
@@ -14,7 +15,6 @@ from agentskit_web.protocol.limits import (
     KNOWLEDGE_MAX_CITATIONS,
     KNOWLEDGE_MAX_MATCH_VALUES,
 )
-from agentskit_web.server.retrieval import parse_markdown
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PAGES = [

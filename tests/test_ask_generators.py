@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from _ask_helpers import PASSAGE, ThreadedUvicorn, ask_body, post, site, text_of, write_docs
+from agentskit_web.answering.chunk import Passage
 from agentskit_web.server.ask_app import create_ask_app
 from agentskit_web.server.generators import (
     EXTRACTIVE_CODE_MAX_CHARS,
@@ -33,7 +34,7 @@ from agentskit_web.server.generators import (
     compose_extractive_answer,
     split_deltas,
 )
-from agentskit_web.server.retrieval import Passage, sentences
+from agentskit_web.server.retrieval import sentences
 
 # --------------------------------------------------------------------------- extractive
 

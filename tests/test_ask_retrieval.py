@@ -8,16 +8,18 @@ import pytest
 
 from _ask_helpers import write_docs
 from agentskit_web.docs_text import HeadingSlugger, page_path_for, slugify
-from agentskit_web.server.retrieval import (
+from agentskit_web.indexing.docs_folder import (
     CHUNK_MAX_CHARS,
+    chunk_page,
+    parse_html,
+    parse_markdown,
+)
+from agentskit_web.server.retrieval import (
     QUERY_MAX_TERMS,
     DocsIndex,
     RetrievalError,
     SqliteRetriever,
     build_match_query,
-    chunk_page,
-    parse_html,
-    parse_markdown,
 )
 
 

@@ -17,7 +17,7 @@ from agentskit_web.build.docs_pages import (
     render_site,
 )
 from agentskit_web.docs_text import DOCS_EXCLUDE, HeadingSlugger, page_path_for
-from agentskit_web.server.retrieval import load_docs, parse_markdown
+from agentskit_web.indexing.docs_folder import load_docs, parse_markdown
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

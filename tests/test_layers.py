@@ -22,28 +22,58 @@ ALLOWED: dict[str, frozenset[str]] = {
     "docs_text": frozenset(),
     "protocol": frozenset({"base"}),
     "transports": frozenset(),
-    "chat": frozenset({"base", "protocol", "transports"}),
-    "browser": frozenset({"base", "protocol", "transports", "chat"}),
-    "server": frozenset({"base", "protocol", "docs_text"}),
-    "build": frozenset({"base", "protocol", "docs_text"}),
+    "chat": frozenset({"base", "protocol", "transports", "answering"}),
+    "browser": frozenset({"base", "protocol", "transports", "answering", "chat"}),
+    # What the backend and the page both run to answer (index format, search, extractive
+    # answer): pure, like protocol/ and chat/.
+    "answering": frozenset({"base", "protocol"}),
+    # Reading a built site (or Markdown) into chunks: host files, no sockets.
+    "indexing": frozenset({"base", "protocol", "docs_text", "answering"}),
+    "server": frozenset({"base", "protocol", "docs_text", "answering", "indexing"}),
+    "build": frozenset({"base", "protocol", "docs_text", "answering", "indexing"}),
     # The MkDocs plugin and the Sphinx extension publish build/'s assets folder.
-    "integrations": frozenset({"base", "protocol", "docs_text", "build"}),
+    "integrations": frozenset({"base", "protocol", "docs_text", "answering", "indexing", "build"}),
     # `agentskit_web.sphinx`, the extension's documented name, re-exports integrations/.
     "sphinx": frozenset({"integrations"}),
-    "bench.page": frozenset({"base", "protocol", "transports", "chat", "browser"}),
+    "bench.page": frozenset({"base", "protocol", "transports", "answering", "chat", "browser"}),
+    # bench/corpora.py cites a built MkDocs site by docs_text's directory-URL rule.
     "bench": frozenset(
-        {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench.page"}
+        {
+            "base",
+            "protocol",
+            "docs_text",
+            "transports",
+            "answering",
+            "indexing",
+            "chat",
+            "browser",
+            "server",
+            "build",
+            "bench.page",
+        }
     ),
     "testing": frozenset({"base", "server"}),
     "cli": frozenset(
-        {"base", "protocol", "transports", "chat", "browser", "server", "build", "bench", "testing"}
+        {
+            "base",
+            "protocol",
+            "transports",
+            "answering",
+            "indexing",
+            "chat",
+            "browser",
+            "server",
+            "build",
+            "bench",
+            "testing",
+        }
     ),
 }
 PAGE_ONLY = ("js", "pyodide", "pyscript")
 PAGE_TOUCHERS = ("browser", "transports.fetch_transport", "bench.page")
 # Modules that open connections or files of the host; the pure layers import none of them.
 HOST_IO = ("socket", "http", "urllib.request", "sqlite3", "httpx", "starlette", "uvicorn")
-PURE_LAYERS = ("protocol", "chat")
+PURE_LAYERS = ("protocol", "chat", "answering")
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from agentskit_web.answering.chunk import Passage
 from agentskit_web.server.retrieval import (
     NEAR_DUPLICATE_JACCARD,
     PART_STRENGTH,
     STOPWORDS,
     DocsIndex,
-    Passage,
     _merged,
     coverage_terms,
     distinct_passages,
@@ -252,7 +252,7 @@ def test_matching_rows_are_remembered_up_to_the_bound(tmp_path: Path) -> None:
 
 
 def test_a_grown_index_forgets_remembered_matches(tmp_path: Path) -> None:
-    from agentskit_web.server.retrieval import Chunk
+    from agentskit_web.answering.chunk import Chunk
 
     index = index_of(tmp_path)
     assert index.search("zeppelin", 3) == []

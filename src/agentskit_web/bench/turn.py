@@ -92,7 +92,7 @@ class BenchGenerator:
 
 class BenchRetriever:
     async def retrieve(self, question: str, limit: int) -> Sequence[Any]:
-        from ..server.retrieval import Passage
+        from ..answering.chunk import Passage
 
         return [
             Passage(

@@ -47,6 +47,7 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
+from ..answering.chunk import Passage
 from ..docs_text import page_path_for
 from ..protocol import SiteConfig, parse_ask_request, parse_site_config
 from ..protocol.limits import ASK_REQUEST_MAX_BODY_BYTES, ASK_TEXT_DELTA_MAX_CHARS
@@ -68,7 +69,7 @@ from .rate_limit import (
     TokenBucketLimiter,
     client_rate_key,
 )
-from .retrieval import DocsIndex, Passage, Retriever, SqliteRetriever
+from .retrieval import DocsIndex, Retriever, SqliteRetriever
 
 SITE_PROTOCOL: Final = "agentskit.chat.backend-site"
 NDJSON_CONTENT_TYPE: Final = "application/x-ndjson; charset=utf-8"

@@ -24,8 +24,9 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
+from ..answering.chunk import Passage
 from ..protocol.wire_json import JSON_INVALID, parse_json
-from .retrieval import STOPWORDS, Passage, light_stem, sentences, terms_of
+from .retrieval import STOPWORDS, light_stem, sentences, terms_of
 from .search_terms import WORD, within_one_edit
 
 Role = Literal["user", "assistant"]

@@ -14,23 +14,20 @@ with the site build so a citation lands on the heading the build published.
 """
 
 import dataclasses
-import fnmatch
 import functools
 import math
 import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from typing import Any, Final, Protocol
 
 import anyio.to_thread
-from markdown_it.token import Token
 
-from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text, page_path_for
-from ..protocol.limits import SOURCE_TITLE_MAX_CHARS
+from ..answering.chunk import Chunk, Passage
+from ..docs_text import page_path_for
+from ..indexing.docs_folder import load_docs
 from .search_terms import (
     ALL_AIDS,
     PREFIX_MIN_CHARS,
@@ -42,9 +39,6 @@ from .search_terms import (
     normalise_synonyms,
     term_groups,
 )
-
-CHUNK_MAX_CHARS: Final = 2_000
-"""Longest chunk body; longer sections are split so BM25 length normalisation stays fair."""
 
 QUERY_MAX_TERMS: Final = 32
 """Distinct search terms taken from one question (the rest are ignored)."""
@@ -102,8 +96,6 @@ scores the same."""
 COVERAGE_MIN_CHARS: Final = 3
 """Shorter words ("ui", "v2") and numbers say too little about the topic to count for or
 against it."""
-
-DOC_SUFFIXES: Final = (".md", ".markdown", ".html", ".htm")
 
 _STOPWORDS: Final = frozenset(
     [
@@ -189,269 +181,13 @@ class RetrievalError(RuntimeError):
     """The index could not answer (corrupt database, I/O failure...)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """One retrieved chunk: where it lives (path + anchor), its titles and its text."""
-
-    path: str
-    anchor: str | None
-    page_title: str
-    heading: str
-    text: str
-    code: str = ""
-    score: float = 0.0
-
-    @property
-    def title(self) -> str:
-        """The source title shown to readers: `Page › Section`, cut to the wire bound."""
-        title = self.page_title
-        if self.heading and self.heading != self.page_title:
-            title = f"{self.page_title} › {self.heading}"
-        return title[:SOURCE_TITLE_MAX_CHARS].strip() or self.path
-
-
 class Retriever(Protocol):
     """The retrieval port of the Ask app: ranked passages for a question."""
 
     async def retrieve(self, question: str, limit: int) -> Sequence[Passage]: ...
 
 
-# --------------------------------------------------------------------------- parsing
-
-
-@dataclass(slots=True)
-class _Section:
-    heading: str
-    level: int
-    anchor: str | None
-    parts: list[str]
-    code: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class _Page:
-    title: str
-    sections: list[_Section]
-
-
-def _inline_text(token: Token) -> str:
-    """Plain text of an inline token: markup dropped, inline code kept in backticks."""
-    pieces: list[str] = []
-    for child in token.children or []:
-        if child.type == "text":
-            pieces.append(child.content)
-        elif child.type == "code_inline":
-            pieces.append(f"`{child.content}`")
-        elif child.type in ("softbreak", "hardbreak"):
-            pieces.append(" ")
-        elif child.type == "image":
-            pieces.append(child.content)
-    return "".join(pieces).strip()
-
-
-def parse_markdown(text: str, fallback_title: str) -> _Page:
-    """Split a Markdown page into heading sections with their plain text."""
-    tokens = DOCS_MARKDOWN.parse(text)
-    slugger = HeadingSlugger()
-    sections = [_Section(heading="", level=0, anchor=None, parts=[])]
-    title = ""
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        if token.type == "heading_open" and index + 1 < len(tokens):
-            level = int(token.tag[1])
-            heading = heading_text(tokens[index + 1])
-            anchor = slugger.slug(heading)
-            if level == 1 and not title:
-                title = heading
-                anchor_or_none: str | None = None
-            else:
-                anchor_or_none = anchor or None
-            sections.append(_Section(heading, level, anchor_or_none, []))
-            index += 3
-            continue
-        if token.type == "inline":
-            sections[-1].parts.append(_inline_text(token))
-        elif token.type in ("fence", "code_block"):
-            sections[-1].code.append(token.content.rstrip("\n"))
-        index += 1
-    return _Page(title=title or fallback_title, sections=sections)
-
-
-class _HtmlSections(HTMLParser):
-    """Collects heading sections from an HTML page (script/style/nav ignored)."""
-
-    _SKIP: Final = frozenset({"script", "style", "nav", "template", "noscript", "svg"})
-    _BLOCK: Final = frozenset({"p", "li", "td", "th", "dd", "dt", "blockquote", "div"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.slugger = HeadingSlugger()
-        self.sections = [_Section(heading="", level=0, anchor=None, parts=[])]
-        self.title = ""
-        self.doc_title = ""
-        self._skip_depth = 0
-        self._in_title = False
-        self._heading: tuple[int, str | None] | None = None
-        self._heading_text: list[str] = []
-        self._buffer: list[str] = []
-        self._pre_depth = 0
-        self._code: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self._SKIP:
-            self._skip_depth += 1
-        elif tag == "title":
-            self._in_title = True
-        elif re.fullmatch(r"h[1-6]", tag):
-            self._flush()
-            ids = [value for name, value in attrs if name == "id" and value]
-            self._heading = (int(tag[1]), ids[0] if ids else None)
-            self._heading_text = []
-        elif tag == "pre":
-            self._flush()
-            self._pre_depth += 1
-        elif tag in self._BLOCK or tag == "br":
-            self._flush()
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "pre" and self._pre_depth:
-            self._pre_depth -= 1
-            if not self._pre_depth:
-                code = "".join(self._code).strip("\n")
-                if code.strip():
-                    self.sections[-1].code.append(code)
-                self._code = []
-        elif tag in self._SKIP:
-            self._skip_depth = max(0, self._skip_depth - 1)
-        elif tag == "title":
-            self._in_title = False
-        elif re.fullmatch(r"h[1-6]", tag) and self._heading is not None:
-            self._close_heading()
-        elif tag in self._BLOCK:
-            self._flush()
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.doc_title += data
-        elif self._skip_depth:
-            return
-        elif self._heading is not None:
-            self._heading_text.append(data)
-        elif self._pre_depth:
-            self._code.append(data)
-        else:
-            self._buffer.append(data)
-
-    def _close_heading(self) -> None:
-        assert self._heading is not None
-        level, explicit = self._heading
-        heading = " ".join("".join(self._heading_text).split())
-        if explicit is not None:
-            self.slugger.reserve(explicit)
-            anchor: str | None = explicit
-        else:
-            anchor = self.slugger.slug(heading) or None
-        if level == 1 and not self.title:
-            self.title = heading
-            anchor = explicit
-        self.sections.append(_Section(heading, level, anchor, []))
-        self._heading = None
-
-    def _flush(self) -> None:
-        text = " ".join("".join(self._buffer).split())
-        if text:
-            self.sections[-1].parts.append(text)
-        self._buffer = []
-
-    def close(self) -> None:
-        super().close()
-        self._flush()
-
-
-def parse_html(text: str, fallback_title: str) -> _Page:
-    """Split an HTML page into heading sections with their plain text."""
-    parser = _HtmlSections()
-    parser.feed(text)
-    parser.close()
-    title = parser.title or " ".join(parser.doc_title.split()) or fallback_title
-    return _Page(title=title, sections=parser.sections)
-
-
-# --------------------------------------------------------------------------- index
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One indexed unit of text with everything a citation needs."""
-
-    path: str
-    anchor: str | None
-    page_title: str
-    heading: str
-    text: str
-    code: str = ""
-
-
-def _split_long(parts: list[str]) -> Iterable[str]:
-    """Join paragraphs into bodies of at most CHUNK_MAX_CHARS (a giant paragraph is cut)."""
-    current: list[str] = []
-    size = 0
-    for part in parts:
-        for start in range(0, max(len(part), 1), CHUNK_MAX_CHARS):
-            piece = part[start : start + CHUNK_MAX_CHARS]
-            if current and size + len(piece) + 1 > CHUNK_MAX_CHARS:
-                yield "\n".join(current)
-                current, size = [], 0
-            current.append(piece)
-            size += len(piece) + 1
-    if current:
-        yield "\n".join(current)
-
-
-def chunk_page(page: _Page, path: str) -> list[Chunk]:
-    """The chunks of one parsed page; empty sections are skipped."""
-    chunks: list[Chunk] = []
-    for section in page.sections:
-        parts = [part for part in section.parts if part.strip()]
-        code = "\n".join(block for block in section.code if block.strip())[:CHUNK_MAX_CHARS]
-        if not parts and not code:
-            continue
-        heading = section.heading or page.title
-        bodies = list(_split_long(parts)) or [""]
-        for number, body in enumerate(bodies):
-            # The section's code travels with its first chunk only.
-            chunks.append(
-                Chunk(path, section.anchor, page.title, heading, body, code if number == 0 else "")
-            )
-    return chunks
-
-
-def load_docs(
-    docs_dir: Path,
-    page_path: Callable[[PurePosixPath], str],
-    exclude: Sequence[str] = (),
-) -> list[Chunk]:
-    """Parse every Markdown/HTML file under `docs_dir` (sorted, so the index is deterministic).
-
-    `exclude` holds glob patterns matched against the path relative to
-    `docs_dir` (e.g. `design/*` leaves design notes out of the corpus).
-    """
-    chunks: list[Chunk] = []
-    for file in sorted(docs_dir.rglob("*")):
-        if not file.is_file() or file.suffix.lower() not in DOC_SUFFIXES:
-            continue
-        relative = PurePosixPath(file.relative_to(docs_dir).as_posix())
-        if any(fnmatch.fnmatchcase(str(relative), pattern) for pattern in exclude):
-            continue
-        text = file.read_text(encoding="utf-8")
-        fallback = relative.stem.replace("-", " ").replace("_", " ").capitalize()
-        if file.suffix.lower() in (".md", ".markdown"):
-            page = parse_markdown(text, fallback)
-        else:
-            page = parse_html(text, fallback)
-        chunks.extend(chunk_page(page, page_path(relative)))
-    return chunks
+# --------------------------------------------------------------------------- search
 
 
 def build_match_query(question: str) -> str | None:

@@ -55,6 +55,7 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ..answering.chunk import Passage
 from ..protocol.content import ASSISTANT_CONTENT_PREFIX, AssistantContentEncoder
 from ..protocol.content import decode_assistant_content as _decode_content
 from ..protocol.dates import format_memory_datetime
@@ -84,7 +85,6 @@ from .ask_app import (
 from .generators import ChatTurn, GenerationRequest
 from .metrics import MetricRecorder
 from .persistence import SESSION_RECORD_MAX_MESSAGES, PersistenceError
-from .retrieval import Passage
 from .turn_errors import (
     CHAT_TURN_FAILED,
     REQUEST_INVALID_EVENT,

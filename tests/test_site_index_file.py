@@ -1,0 +1,70 @@
+"""The site index file: round trip, content-hashed name, and every way a read can fail."""
+
+import json
+
+import pytest
+
+from agentskit_web.answering import site_index
+from agentskit_web.answering.chunk import Chunk
+from agentskit_web.answering.site_index import SiteIndex, parse_site_index
+
+CHUNKS = [
+    Chunk("/tutorial/cors/", "use-corsmiddleware", "CORS", "Use CORSMiddleware", "Add it.", "x"),
+    Chunk("/", None, "Home", "Home", "Welcome."),
+]
+
+
+def _index(chunks: list[Chunk] = CHUNKS) -> SiteIndex:
+    return SiteIndex.of(chunks, site_name="Demo", base_path="/", generator="html", pages=2)
+
+
+def test_round_trip_keeps_every_field():
+    result = parse_site_index(_index().to_bytes())
+    assert result.ok
+    assert result.value.chunk_list() == CHUNKS
+    assert result.value.site_name == "Demo" and result.value.pages == 2
+
+
+def test_the_name_follows_the_content():
+    name = _index().file_name()
+    assert name.startswith("agentskit-index.") and name.endswith(".json")
+    assert _index().file_name() == name
+    changed = [*CHUNKS[:1], Chunk("/", None, "Home", "Home", "Welcome!")]
+    assert _index(changed).file_name() != name
+
+
+def test_size_bound_at_the_limit_and_past_it(monkeypatch):
+    data = _index().to_bytes()
+    monkeypatch.setattr(site_index, "SITE_INDEX_MAX_BYTES", len(data))
+    assert parse_site_index(data).ok
+    monkeypatch.setattr(site_index, "SITE_INDEX_MAX_BYTES", len(data) - 1)
+    assert parse_site_index(data).diagnostic.code == "SITE_INDEX_TOO_LARGE"
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (b"{not json", "SITE_INDEX_NOT_JSON"),
+        (b"[]", "SITE_INDEX_UNSUPPORTED"),
+        (json.dumps({"format": "agentskit.site-index", "version": 2}), "SITE_INDEX_UNSUPPORTED"),
+        (json.dumps({"format": "other", "version": 1}), "SITE_INDEX_UNSUPPORTED"),
+        (json.dumps({"format": "agentskit.site-index", "version": 1}), "SITE_INDEX_INVALID"),
+    ],
+)
+def test_a_bad_file_gets_a_typed_diagnostic(data, code):
+    result = parse_site_index(data)
+    assert not result.ok and result.diagnostic.code == code
+
+
+def test_an_unknown_field_is_refused():
+    wire = _index().to_wire()
+    wire["chunks"][0]["extra"] = 1
+    assert parse_site_index(json.dumps(wire)).diagnostic.code == "SITE_INDEX_INVALID"
+
+
+def test_chunk_count_bound_at_the_limit_and_past_it():
+    wire = _index().to_wire()
+    over = dict(wire, chunks=wire["chunks"] * (site_index.SITE_INDEX_MAX_CHUNKS // 2 + 1))
+    assert parse_site_index(over).diagnostic.code == "SITE_INDEX_INVALID"
+    at = dict(wire, chunks=wire["chunks"] * (site_index.SITE_INDEX_MAX_CHUNKS // 2))
+    assert parse_site_index(at).ok
