@@ -61,7 +61,7 @@ class _Answer:
 
 class _Passages:
     async def retrieve(self, question: str, limit: int) -> list[Any]:
-        from agentskit_web.server.retrieval import Passage
+        from agentskit_web.answering.chunk import Passage
 
         return [Passage(path="/a.html", anchor="", page_title="A", heading="A", text="a")]
 
