@@ -634,3 +634,64 @@ def test_resume_accepts_only_get(tmp_path: Path, method: str) -> None:
 
     reply = asyncio.run(go())
     assert reply.status_code == 405 and reply.headers["allow"] == "GET"
+
+
+# --------------------------------------------------------------------------- edges mutmut found
+
+
+def test_running_turns_count_per_client_and_in_total_through_releases() -> None:
+    running = RunningTurns(per_client=2, total=3)
+    assert running.take("a") is None and running.take("a") is None
+    refusal = running.take("a")  # past the client's cap
+    assert refusal is not None and (refusal.status, refusal.retry_after) == (429, 1)
+    assert running.take("b") is None  # the 3rd in total: at the global cap
+    refusal = running.take("c")
+    assert refusal is not None and (refusal.status, refusal.retry_after) == (503, 5)
+    assert (running.running("a"), running.running("b"), running.running()) == (2, 1, 3)
+    running.release("a")
+    assert (running.running("a"), running.running()) == (1, 2)
+    assert running.running("nobody") == 0
+    running.release("a")
+    running.release("b")
+    assert (running.running("a"), running.running("b"), running.running()) == (0, 0, 0)
+    assert running.take("a") is None and running.take("a") is None  # a's slots came back
+
+
+def test_capability_id_thresholds_at_and_one_past() -> None:
+    from agentskit_web.server.turn_limits import estimated_bits
+
+    at = "aceg" * 8  # four characters, eight times each: exactly 64 bits, no near pairs
+    assert estimated_bits(at) == 64.0 and is_capability_id(at)
+    below = at[:-1] + "a"  # one fewer distinct occurrence: just under 64 bits
+    assert estimated_bits(below) < 64 and not is_capability_id(below)
+    assert estimated_bits("") == 0.0
+    # Neighbours two code points apart are not "near": a 24-character id of such steps passes.
+    assert is_capability_id("acegikmoqsuwyACEGIKMOQSU")
+    # 23 characters, 22 pairs: 11 near pairs (half) pass, 12 do not.
+    spread = "aMq3Zk8Wr5Tb2Xn7Vc4Yp9"  # 22 distinct, no near pairs
+    pairs = "".join(c + chr(ord(c) + 1) for c in "adgjmpsvyBE")  # ab de gh ... EF
+    eleven = pairs + "9"
+    assert len(eleven) == 23 and is_capability_id(eleven), "11 of 22 pairs near: allowed"
+    twelve = pairs + "G"  # F-G is near as well
+    assert not is_capability_id(twelve), "12 of 22 pairs near: refused"
+    assert is_capability_id(spread)
+
+
+def test_a_session_exactly_ttl_old_is_still_there() -> None:
+    clock = Clock()
+    store = TurnSessionStore(ttl_seconds=100, clock=clock)
+    _store_one(store, "ip:a", "s1")
+    clock.now += 100
+    assert _present(store, "s1") == [True]
+    clock.now += 0.001
+    assert _present(store, "s1") == [False]
+
+
+@pytest.mark.parametrize("messages", ["not json", "[]", '{"version": 2}'])
+def test_a_corrupt_stored_session_is_a_persistence_error(messages: str) -> None:
+    store = TurnSessionStore()
+    _store_one(store, "ip:a", "s1")
+    with store._db:
+        store._db.execute("UPDATE turn_sessions SET messages = ?", (messages,))
+    with pytest.raises(PersistenceError, match="corrupt"):
+        store.load_sync(TurnSessionKey("site", "anonymous", "s1"))
