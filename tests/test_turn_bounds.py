@@ -654,6 +654,7 @@ def test_running_turns_count_per_client_and_in_total_through_releases() -> None:
     running.release("a")
     running.release("b")
     assert (running.running("a"), running.running("b"), running.running()) == (0, 0, 0)
+    assert running._by_client == {}, "a client with nothing running is forgotten: the map is bounded"
     assert running.take("a") is None and running.take("a") is None  # a's slots came back
 
 
