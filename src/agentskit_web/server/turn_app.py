@@ -1029,14 +1029,17 @@ def _log_failure(what: str, session_id: str, turn_id: str, error: BaseException)
     Exception messages can quote the input (a validation error repeats the
     value it refused), so only the type and the frames' file:line are logged.
     """
-    frames = traceback.extract_tb(error.__traceback__)
+    leaf = error
+    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:  # a task group's failure
+        leaf = leaf.exceptions[0]
+    frames = traceback.extract_tb(leaf.__traceback__)
     where = " <- ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}" for f in frames[::-1][:6])
     _LOG.error(
         "%s: session=%s turn=%s error=%s at %s",
         what,
         session_id,
         turn_id,
-        type(error).__name__,
+        type(leaf).__name__,
         where or "?",
     )
 
