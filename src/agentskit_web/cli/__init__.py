@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | serve-ask | ask | turn | check | bench`: a dispatcher."""
+"""`agentskit-web build | serve | demo | serve-ask | ask | turn | index | check | bench`."""
 
 from __future__ import annotations
 
@@ -24,13 +24,23 @@ def _assets(args: argparse.Namespace) -> int:
     paths.cache.mkdir(exist_ok=True)
     try:
         inputs = runtime_input(paths, lambda message: print(f"  {message}"), Report())
-        report = write_assets(paths.dist, paths.web, inputs, paths.cache)
+        report = write_assets(
+            paths.dist, paths.web, inputs, paths.cache, with_pyscript=args.with_pyscript
+        )
     except BuildError as error:
         print(f"agentskit-web assets: error: {error}", file=sys.stderr)
         return 1
     print(f"wrote {args.out_dir} ({len(report.files)} files); embed it with:")
     print(f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{LOADER}"></script>')
     print('  <agentskit-ask endpoint="/api/ask"></agentskit-ask>')
+    if args.with_pyscript:
+        from ..build.pyscript import PYSCRIPT_CONFIG, PYSCRIPT_ENTRY
+
+        print("and PyScript pages with (see docs/pyscript.md):")
+        print(
+            f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{PYSCRIPT_ENTRY}"></script>'
+        )
+        print(f'  <script type="py" config="/PATH/TO/{args.out_dir.name}/{PYSCRIPT_CONFIG}">')
     return 0
 
 
@@ -109,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         return _ask(argv[1:])
     if argv[:1] == ["turn"]:
         return _turn(argv[1:])
+    if argv[:1] == ["index"]:
+        from . import index
+
+        return index.main(argv[1:])
     if argv[:1] == ["check"]:
         from . import check
 
@@ -124,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         "assets", help="write the embed folder (agentskit-ask.js + runtime) to OUT_DIR"
     )
     assets.add_argument("out_dir", type=Path, metavar="OUT_DIR")
+    assets.add_argument(
+        "--with-pyscript",
+        action="store_true",
+        help="also write PyScript, self-hosted, for <script type=py> pages (needs 'unsafe-eval')",
+    )
     assets.set_defaults(run=_assets)
 
     for name, run, text in (
@@ -143,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
     commands.add_parser("ask", help='stream one answer: ask URL "question" (ask --help)')
     commands.add_parser("turn", help='stream one turn: turn URL "question" (turn --help)')
+    commands.add_parser(
+        "index", help="index a built site (MkDocs, Sphinx, any HTML) for Ask: index SITE_DIR"
+    )
     commands.add_parser(
         "check", help="check the Ask widget on a page in Chromium: check URL (check --help)"
     )
