@@ -2,8 +2,8 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `embed` (embed.py), `scale` (scale.py) and `index`
-(index.py); `make bench` runs them all.
+`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale`
+(scale.py) and `index` (index.py); `make bench` runs them all.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
@@ -63,6 +63,11 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "retrieval eval: recall@1/@3, MRR, declined vs plain BM25 (own options: answers -h)",
         _section("answers", "main"),
     ),
+    "static": (
+        "static (split) index: bytes per question, index vs visible text, static = server, "
+        "search ms vs FTS5 (own options: static -h)",
+        _section("static", "main"),
+    ),
     "scale": (
         "question -> first token p50: Redis rate limiter vs the in-process default, same run",
         _section("scale", "scale_command"),
@@ -76,7 +81,7 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         _section("embed", "embed_command"),
     ),
 }
-OWN_OPTIONS = frozenset({"answers"})
+OWN_OPTIONS = frozenset({"answers", "static"})
 """Sections that parse their own command line (everything after the section name)."""
 
 

@@ -60,10 +60,10 @@ from .rate_limit import (
     RateLimiter,
     TokenBucketLimiter,
 )
-from .retrieval import SqliteRetriever
+from .retrieval import IndexRetriever
 from .static import bind_socket
 from .turn_app import DEFAULT_TURN_PATH, mount_turn
-from .turn_store import TurnSessionKey, TurnSessionStore
+from .turn_store import TURN_STORE_MAX_SESSIONS_TOTAL, TurnSessionKey, TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
@@ -95,7 +95,6 @@ class AskServeConfig:
     rate_refill: float = DEFAULT_REFILL_PER_SECOND
     metrics_file: Path | None = None
     sessions_db: str = ":memory:"
-    index_db: str = ":memory:"
     generator: str = "extractive"
     openai_url: str | None = None
     openai_model: str | None = None
@@ -110,6 +109,7 @@ class AskServeConfig:
     limit_concurrency: int = SERVER_LIMIT_CONCURRENCY
     session_ttl: float = SESSION_TTL_SECONDS
     max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT
+    max_sessions_total: int = TURN_STORE_MAX_SESSIONS_TOTAL
     openai_allow_http: bool = False
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
@@ -187,7 +187,7 @@ def _readiness_probes(
 
     async def index() -> bool:
         retriever = ask.retriever
-        return not isinstance(retriever, SqliteRetriever) or retriever.index.size > 0
+        return not isinstance(retriever, IndexRetriever) or retriever.index.size > 0
 
     async def sessions() -> bool:
         await anyio.to_thread.run_sync(turn_store.load_sync, probe, abandon_on_cancel=True)
@@ -236,7 +236,6 @@ def build_app(config: AskServeConfig) -> Starlette:
                 max_sessions_per_subject=config.max_sessions_per_subject,
             ),
             metrics=metrics,
-            index_database=config.index_db,
             docs_exclude=config.exclude,
             cors_origins=config.cors_origins,
             max_streams_per_client=config.max_streams_per_client,
@@ -245,7 +244,8 @@ def build_app(config: AskServeConfig) -> Starlette:
         turn_store = TurnSessionStore(
             config.sessions_db,
             ttl_seconds=config.session_ttl,
-            max_sessions_per_owner=config.max_sessions_per_subject,
+            max_sessions_per_client=config.max_sessions_per_subject,
+            max_sessions_total=config.max_sessions_total,
         )
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
@@ -363,9 +363,15 @@ def _parser() -> argparse.ArgumentParser:
         "--max-sessions-per-subject",
         type=int,
         default=SESSION_MAX_PER_SUBJECT,
-        help="saved conversations kept per caller (all anonymous readers are one caller)",
+        help="saved conversations kept per caller (Ask: all anonymous readers are one caller;"
+        " turns: per address or IPv6 /64)",
     )
-    add("--index-db", default=":memory:", help="SQLite file for the search index")
+    add(
+        "--max-sessions-total",
+        type=int,
+        default=TURN_STORE_MAX_SESSIONS_TOTAL,
+        help="turn sessions kept over all callers; past it new ones are refused (503)",
+    )
     add(
         "--rate-limit",
         default="memory",
@@ -435,7 +441,6 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         rate_refill=args.rate_refill,
         metrics_file=args.metrics_file,
         sessions_db=args.sessions_db,
-        index_db=args.index_db,
         generator=args.generator,
         openai_url=args.openai_url,
         openai_model=args.openai_model,
@@ -450,6 +455,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         limit_concurrency=args.limit_concurrency,
         session_ttl=args.session_ttl,
         max_sessions_per_subject=args.max_sessions_per_subject,
+        max_sessions_total=args.max_sessions_total,
         openai_allow_http=args.openai_allow_http,
         rate_limit=args.rate_limit,
         shutdown_deadline=args.shutdown_deadline,
