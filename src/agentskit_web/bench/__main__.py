@@ -66,8 +66,12 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
         _section("embed", "embed_command"),
     ),
+    "snapshot": (
+        "experiment: boot from a Pyodide memory snapshot (own options: snapshot -h)",
+        _section("snapshot", "main"),
+    ),
 }
-OWN_OPTIONS = frozenset({"answers"})
+OWN_OPTIONS = frozenset({"answers", "snapshot"})
 """Sections that parse their own command line (everything after the section name)."""
 
 
