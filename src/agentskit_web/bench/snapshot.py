@@ -26,7 +26,6 @@ checks run after restore (a model validated, the conformance vectors vs CPython'
 from __future__ import annotations
 
 import argparse
-import base64
 import gzip
 import json
 import shutil
@@ -100,7 +99,8 @@ const booted = performance.now() - started;
 const made = performance.now();
 const { snapshot, meta } = SNAPSHOT(py);
 writeFileSync(outFile, snapshot);
-writeFileSync(metaFile, JSON.stringify({ ...meta, bootMs: booted, makeMs: performance.now() - made }));
+const makeMs = performance.now() - made;
+writeFileSync(metaFile, JSON.stringify({ ...meta, bootMs: booted, makeMs }));
 """
 
 # Shared by Node and the page: the snapshot plus what it cannot hold (where the shared
@@ -158,7 +158,9 @@ async function relink(py, meta) {
   for (const wheel of meta.wheels) {
     const body = new Uint8Array(await (await fetch(rt + wheel)).arrayBuffer());
     M.FS.writeFile("/tmp/wheel.zip", body);
-    py.runPython(`import zipfile; zipfile.ZipFile("/tmp/wheel.zip").extractall(${JSON.stringify(site)})`);
+    py.runPython(
+      `import zipfile; zipfile.ZipFile("/tmp/wheel.zip").extractall(${JSON.stringify(site)})`,
+    );
   }
   M.FS.unlink("/tmp/wheel.zip");
   out.unpackMs = performance.now() - started;
@@ -167,7 +169,9 @@ async function relink(py, meta) {
     const binary = M.FS.readFile(lib.name);
     const align = 2 ** M.getDylinkMetadata(binary).memoryAlign;
     if (M.wasmTable.length > lib.tableBase) {
-      throw new Error(`table already has ${M.wasmTable.length} slots, the library was at ${lib.tableBase}`);
+      throw new Error(
+        `table already has ${M.wasmTable.length} slots, the library was at ${lib.tableBase}`,
+      );
     }
     M.wasmTable.grow(lib.tableBase - M.wasmTable.length);
     const saved = M.HEAPU8.slice(lib.memoryBase, lib.memoryBase + lib.memorySize);
@@ -194,15 +198,19 @@ async function relink(py, meta) {
     // Instantiating re-ran its data initialisers and constructors: put its state back.
     M.HEAPU8.set(saved, lib.memoryBase);
     M.mergeLibSymbols(exports, lib.name);
-    M.LDSO.loadedLibsByName[lib.name] = { refcount: Infinity, name: lib.name, exports, global: true };
+    const dso = { refcount: Infinity, name: lib.name, exports, global: true };
+    M.LDSO.loadedLibsByName[lib.name] = dso;
   }
-  if (M.wasmTable.length < meta.tableLength) M.wasmTable.grow(meta.tableLength - M.wasmTable.length);
+  const missing = meta.tableLength - M.wasmTable.length;
+  if (missing > 0) M.wasmTable.grow(missing);
   out.relinkMs = performance.now() - started - out.unpackMs;
 }
 
 async function fromCache() {
   const cache = await caches.open(CACHE);
-  const [snap, meta] = await Promise.all([cache.match("snapshot.bin"), cache.match("snapshot.json")]);
+  const [snap, meta] = await Promise.all(
+    [cache.match("snapshot.bin"), cache.match("snapshot.json")],
+  );
   if (!snap || !meta) throw new Error("no snapshot in Cache Storage");
   return { bytes: snap.arrayBuffer(), meta: await meta.json() };
 }
@@ -295,7 +303,9 @@ window.akOut = out;
 
 def _wheels(runtime: Path) -> list[str]:
     """Wheels of the page's lock entries (all of the runtime's wheels but the bench one)."""
-    return sorted(p.name for p in runtime.glob("*.whl") if not p.name.startswith("agentskit_web_bench"))
+    return sorted(
+        p.name for p in runtime.glob("*.whl") if not p.name.startswith("agentskit_web_bench")
+    )
 
 
 def _page(runtime_url: str, wheels: list[str]) -> str:
@@ -342,15 +352,19 @@ def make_node_snapshot(runtime: Path, folder: Path, wheels: list[str]) -> dict[s
     return meta
 
 
-def sizes(data: bytes) -> dict[str, int]:
-    """Raw, gzip -9 and brotli q11 (the build's settings) sizes of `data`."""
+def compress_beside(path: Path) -> dict[str, int]:
+    """Write `x.gz` (level 9) and `x.br` (quality 11, the build's settings) beside `path`,
+    which the static server then sends, as it does for the runtime; their sizes."""
     import brotli
 
-    return {
-        "raw": len(data),
-        "gzip": len(gzip.compress(data, compresslevel=9)),
-        "brotli": len(brotli.compress(data, quality=11)),
+    data = path.read_bytes()
+    packed = {
+        "gzip": gzip.compress(data, compresslevel=9),
+        "brotli": bytes(brotli.compress(data, quality=11)),
     }
+    path.with_name(path.name + ".gz").write_bytes(packed["gzip"])
+    path.with_name(path.name + ".br").write_bytes(packed["brotli"])
+    return {"raw": len(data)} | {name: len(body) for name, body in packed.items()}
 
 
 def _cpython_conformance(fixtures: Path) -> dict[str, list[Any]]:
@@ -394,8 +408,7 @@ def run(dist: Path, runs: int, conformance: bool) -> dict[str, Any]:
         shutil.copytree(dist / "fixtures", site / "fixtures")
         print("making the build-time snapshot in Node ...", flush=True)
         meta = make_node_snapshot(site / "rt", site, wheels)
-        data = (site / "snapshot.bin").read_bytes()
-        results["node"] = {"meta": meta, "sizes": sizes(data)}
+        results["node"] = {"meta": meta, "sizes": compress_beside(site / "snapshot.bin")}
         (site / "index.html").write_text(_page("rt/", wheels), encoding="utf-8")
         wheel_bytes = sum((site / "rt" / w).stat().st_size for w in wheels)
         results["runtimeBytes"] = {
@@ -451,17 +464,27 @@ def report(results: dict[str, Any]) -> None:
         f"brotli q11 {s['brotli'] / 1e6:.2f} MB"
     )
     rt = results["runtimeBytes"]
-    print(f"baseline, same run: the runtime it replaces nothing of: wasm {rt['pyodide.asm.wasm'] / 1e6:.1f} MB, "
-          f"stdlib {rt['python_stdlib.zip'] / 1e6:.1f} MB, wheels {rt['wheels'] / 1e6:.1f} MB (raw)")
-    print(f"Node: boot+imports {meta['bootMs']:.0f} ms, makeMemorySnapshot {meta['makeMs']:.0f} ms, "
-          f"libs {[(lib['name'].rsplit('/', 1)[-1], lib['memoryBase'], lib['tableBase']) for lib in meta['libs']]}")
+    print(
+        f"baseline, same run: runtime (still loaded): wasm {rt['pyodide.asm.wasm'] / 1e6:.1f} MB, "
+        f"stdlib {rt['python_stdlib.zip'] / 1e6:.1f} MB, wheels {rt['wheels'] / 1e6:.1f} MB (raw)"
+    )
+    libs = [
+        (lib["name"].rsplit("/", 1)[-1], lib["memoryBase"], lib["tableBase"])
+        for lib in meta["libs"]
+    ]
+    print(
+        f"Node: boot+imports {meta['bootMs']:.0f} ms, makeMemorySnapshot {meta['makeMs']:.0f} ms, "
+        f"libs (name, memory base, table base) {libs}"
+    )
     made = results["browser-make"]
     print("\n== browser-made snapshot (after a first boot, kept in Cache Storage)")
     if made.get("error"):
         print("failed:", made["error"])
     else:
-        print(f"raw {made['bytes'] / 1e6:.1f} MB, makeMemorySnapshot {made['makeMs']:.0f} ms, "
-              f"Cache Storage put {made['storeMs']:.0f} ms (after a boot of {made['ready']:.0f} ms)")
+        print(
+            f"raw {made['bytes'] / 1e6:.1f} MB, makeMemorySnapshot {made['makeMs']:.0f} ms, "
+            f"Cache Storage put {made['storeMs']:.0f} ms (boot before it {made['ready']:.0f} ms)"
+        )
     nogrow = results["naive-nogrow"]
     print("\n== restore as Pyodide does it (mode naive-nogrow)")
     print("restore:", "ok" if not nogrow.get("error") else nogrow["error"][:300])
@@ -488,16 +511,19 @@ def report(results: dict[str, Any]) -> None:
             got = results.get(f"first-{mode}", {}).get("conformance")
             same = got == cpython
             passed = sum(v[0] for v in (got or {}).values())
-            print(f"conformance {mode}: {passed} passed, matches CPython: {same}"
-                  + ("" if got else f" ({results.get(f'first-{mode}', {}).get('conformanceError')})"))
+            why = "" if got else f" ({results.get(f'first-{mode}', {}).get('conformanceError')})"
+            print(f"conformance {mode}: {passed} passed, matches CPython: {same}{why}")
         print(f"conformance CPython: {sum(v[0] for v in cpython.values())} passed")
     for failure in results.get("failures", []):
         print("FAILED:", failure.get("mode"), failure.get("error") or failure.get("checkError"))
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="agentskit-web bench snapshot", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="agentskit-web bench snapshot",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--runs", type=int, default=5, help="warm loads per mode (interleaved)")
     parser.add_argument("--dist", type=Path, default=None, help="a built dist/ (default: ./dist)")
     parser.add_argument("--no-conformance", action="store_true", help="skip the vectors")
