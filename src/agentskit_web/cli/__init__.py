@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | serve-ask | ask | turn | check | bench`: a dispatcher."""
+"""`agentskit-web build|serve|demo|preview|serve-ask|ask|turn|check|bench`: a dispatcher."""
 
 from __future__ import annotations
 
@@ -77,6 +77,26 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preview(args: argparse.Namespace) -> int:
+    """A built docs site (SITE_DIR) and the Ask backend answering from it, on one origin."""
+    from ..server.ask_serve import StartupError
+    from ..server.preview import PreviewConfig, serve_preview
+    from ..server.static import SITE_PORT
+
+    port = SITE_PORT if args.port is None else args.port
+    config = PreviewConfig(site_dir=args.site_dir.resolve(), base_path=args.base_path)
+    try:
+        serve_preview(config, port=port)
+    except StartupError as error:
+        print(f"agentskit-web preview: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(f"agentskit-web preview: cannot listen on port {port}: {reason}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def _serve_ask(rest: list[str]) -> int:
     from ..server import ask_serve
 
@@ -138,6 +158,19 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument(
                 "--no-build", action="store_true", help="serve dist/ as it is (make demo built it)"
             )
+
+    preview = commands.add_parser(
+        "preview",
+        help="serve a built docs site (MkDocs site/, Sphinx _build/html...) and its Ask backend",
+    )
+    preview.add_argument("site_dir", type=Path, metavar="SITE_DIR")
+    preview.add_argument("--port", type=int, default=None, help="default 8000")
+    preview.add_argument(
+        "--base-path",
+        default=None,
+        help="the path the site is published below, e.g. /docs/ (default: its index's, or /)",
+    )
+    preview.set_defaults(run=_preview)
 
     # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")

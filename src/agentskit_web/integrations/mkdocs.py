@@ -14,6 +14,7 @@ plugins:
       theme: auto               # auto, light or dark
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
+      index: true               # write the site's search index into the assets folder
 ```
 
 Per page: the loader's `<script type="module">` goes into `<head>` (with a
@@ -22,8 +23,10 @@ one-line size fix for the Material theme, see THEME_STYLES); the
 `</body>` (launcher). Every site path is written relative to the page with
 MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
 deep and a site published under a sub-path all work. After the build, the
-assets folder is written into `site_dir`. A bad value stops `mkdocs build`
-with `Plugin 'agentskit-ask' option '...'` and the accepted values.
+assets folder is written into `site_dir`, and the built pages are indexed into
+it (index_step.py: the URLs and anchors as published, below the path of
+`site_url`), one log line saying how many pages, where and how large. A bad
+value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
+from ..indexing.site import SiteIndexError
 from .assets_source import publish_assets
 from .embed import (
     BOOTS,
@@ -54,6 +58,7 @@ from .embed import (
     loader_path,
     loader_tag,
 )
+from .index_step import base_path_of, write_build_index
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
 THEME_STYLES: Final[dict[str, str]] = {
@@ -80,6 +85,7 @@ class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     theme = c.Choice(THEMES, default="auto")
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
+    index = c.Type(bool, default=True)
 
 
 class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
@@ -118,6 +124,18 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
         log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+        if not self.config.index:
+            return
+        try:
+            write_build_index(
+                Path(config["site_dir"]),
+                target,
+                base_path=base_path_of(config["site_url"]),
+                site_name=config["site_name"],
+                say=log.info,
+            )
+        except SiteIndexError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
 
     def _element(self, page: Any) -> str:
         return element_tag(self.options, lambda target: get_relative_url(target, page.url))

@@ -1,0 +1,144 @@
+"""`agentskit-web preview SITE_DIR`: a built docs site and its Ask backend on one origin.
+
+What `make demo` does for this project's docs, for anyone's built site
+(MkDocs' `site/`, Sphinx's `_build/html` or `_build/dirhtml`, any folder of
+HTML): one Starlette app, one uvicorn process, the site's files served with
+the same headers as every server of this project (static.py's `SiteFiles`)
+under the path the site is published below, and the Ask and turn endpoints at
+`/api/ask` and `/api/turn` from the origin's root, where the widget's default
+`endpoint` points. The backend answers from the index the plugin wrote into
+the site (or the site's HTML indexed at start-up, see site_source.py), so
+every source it cites is a page and an anchor of this very folder.
+
+A site under a base path (`--base-path /docs/`, or the one its index was
+written for) is served there, and `/` redirects to it, as the site's own host
+would place it. The app is built by `create_preview_app` for the command and
+for the tests alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import BaseRoute, Mount, Route
+
+from .ask_app import DEFAULT_PATH, ask_route
+from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, build_app
+from .demo_server import demo_uvicorn_config
+from .site_source import SiteSource
+from .static import LOOPBACK, SITE_PORT, AppServer, SiteFiles, bind_socket, serve_app
+from .turn_app import DEFAULT_TURN_PATH
+
+WIDGET_TAG: Final = b"<agentskit-ask"
+"""How a page built with the MkDocs plugin or the Sphinx extension (or embedded by hand) shows."""
+WIDGET_SNIFF_BYTES: Final = 1024 * 1024
+"""How much of the home page is read to tell whether the widget is embedded."""
+
+
+@dataclass(slots=True)
+class PreviewConfig:
+    """What `preview` serves: the built site, where it is published, the endpoints' paths."""
+
+    site_dir: Path
+    base_path: str | None = None
+    path: str = DEFAULT_PATH
+    turn_path: str = DEFAULT_TURN_PATH
+    pace_seconds: float = DEMO_PACE_SECONDS
+    backend: Mapping[str, Any] = field(default_factory=dict)
+    """Further AskServeConfig settings (a site config, rate limits...)."""
+
+
+def create_preview_app(config: PreviewConfig) -> Starlette:
+    """The one-origin app; raises StartupError (one line) when the folder gives nothing."""
+    if not config.site_dir.is_dir():
+        raise StartupError(f"Site folder {config.site_dir} does not exist.")
+    backend = build_app(
+        AskServeConfig(
+            site_dir=config.site_dir,
+            base_path=config.base_path,
+            path=config.path,
+            turn_path=config.turn_path,
+            pace_seconds=config.pace_seconds,
+            **config.backend,
+        )
+    )
+    source: SiteSource = backend.state.source
+    endpoint = backend.state.ask
+    turn = backend.state.turn
+    files = SiteFiles(directory=config.site_dir, html=True)
+    routes: list[BaseRoute] = [ask_route(endpoint, config.path), *turn.routes(config.turn_path)]
+    if source.base_path == "/":
+        routes.append(Mount("/", app=files))
+    else:
+        routes.append(Route("/", _redirect_to(source.base_path)))
+        routes.append(Mount(source.base_path.rstrip("/"), app=files))
+    app = Starlette(routes=routes)
+    app.state.ask = endpoint
+    app.state.turn = turn
+    app.state.source = source
+    app.state.startup_notes = list(backend.state.startup_notes)
+    if not has_widget(config.site_dir):
+        app.state.startup_notes.append(
+            "The pages have no Ask widget: add the MkDocs plugin or the Sphinx extension "
+            f"(docs/embedding.md); the backend answers at {config.path} all the same."
+        )
+    return app
+
+
+def _redirect_to(target: str) -> Any:
+    async def redirect(request: Request) -> RedirectResponse:
+        return RedirectResponse(target, status_code=307)
+
+    return redirect
+
+
+def has_widget(site_dir: Path) -> bool:
+    """Whether the site's home page embeds the widget (the plugins put it on every page)."""
+    home = site_dir / "index.html"
+    if not home.is_file():
+        return False
+    with home.open("rb") as file:
+        return WIDGET_TAG in file.read(WIDGET_SNIFF_BYTES)
+
+
+class PreviewServer(AppServer):
+    """`with PreviewServer(config) as preview: preview.url` — in a background thread (tests)."""
+
+    def __init__(self, config: PreviewConfig, host: str = LOOPBACK, port: int = 0) -> None:
+        super().__init__(
+            create_preview_app(config), host=host, port=port, settings=demo_uvicorn_config
+        )
+
+    @property
+    def site_url(self) -> str:
+        """The site's home: the server's URL and the base path."""
+        source: SiteSource = self.app.state.source  # type: ignore[attr-defined]
+        return self.url + source.base_path
+
+
+def serve_preview(config: PreviewConfig, host: str = LOOPBACK, port: int = SITE_PORT) -> None:
+    """Serve until Ctrl-C/SIGTERM; prints the URL and the page count once the socket listens.
+
+    Raises StartupError (nothing to answer from) or OSError (port taken) before serving.
+    """
+    app = create_preview_app(config)
+    source: SiteSource = app.state.source
+    sock = bind_socket(host, port)
+    shown_host = f"[{host}]" if ":" in host else host
+    url = f"http://{shown_host}:{sock.getsockname()[1]}{source.base_path}"
+    print(f"Preview: {url}", flush=True)
+    print(
+        f"  {source.pages} pages indexed ({len(source.chunks)} sections) from {source.origin}; "
+        f"Ask backend at {config.path} (no model, no network). Ctrl-C stops it.",
+        flush=True,
+    )
+    for note in app.state.startup_notes:
+        print(f"  {note}", flush=True)
+    serve_app(app, sock, demo_uvicorn_config)
+    print("Preview stopped.", flush=True)
