@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import re
 
+import httpx
 import pytest
-from starlette.testclient import TestClient
 
 from agentskit_web.answering.site_index import SiteIndex, parse_site_index
 from agentskit_web.server.ask_serve import AskServeConfig, build_app
-from agentskit_web.server.preview import PreviewConfig, create_preview_app
+from agentskit_web.server.demo_server import demo_uvicorn_config
+from agentskit_web.server.preview import PreviewConfig, PreviewServer
+from agentskit_web.server.static import AppServer
 from built_sites import (
     BUILD_IDS,
     EXPECTED_ANCHORS,
@@ -86,10 +88,10 @@ def test_serve_ask_site_dir_answers_citing_the_built_pages(build_id: str) -> Non
     assert app.state.source.origin == f"the index file {site.index_file}"
     assert app.state.startup_notes and "No site config" in app.state.startup_notes[0]
     cited = []
-    with TestClient(app) as client:
+    with AppServer(app, settings=demo_uvicorn_config) as server, httpx.Client() as client:
         for question in QUESTIONS.values():
             body = {"messages": [{"role": "user", "content": question}]}
-            response = client.post("/api/ask", json=body)
+            response = client.post(server.url + "/api/ask", json=body)
             assert response.status_code == 200, response.text
             for line in response.text.splitlines():
                 event = json.loads(line)
@@ -107,11 +109,14 @@ def test_serve_ask_site_dir_answers_citing_the_built_pages(build_id: str) -> Non
 
 def test_preview_serves_a_sub_path_site_under_its_base_path() -> None:
     site = built("mkdocs-material-files-subpath")
-    app = create_preview_app(PreviewConfig(site_dir=site.out, pace_seconds=0))
-    with TestClient(app, follow_redirects=False) as client:
+    config = PreviewConfig(site_dir=site.out, pace_seconds=0)
+    with PreviewServer(config) as preview, httpx.Client(base_url=preview.url) as client:
+        assert preview.site_url == preview.url + "/docs/"
         home = client.get("/")
         assert home.status_code == 307 and home.headers["location"] == "/docs/"
         page = client.get("/docs/guide/battery.html")
         assert page.status_code == 200 and "<agentskit-ask" in page.text
         assert client.get("/guide/battery.html").status_code == 404
-        assert client.get(f"/docs/agentskit/{site.index_file.name}").status_code == 200
+        index = client.get(f"/docs/agentskit/{site.index_file.name}")
+        assert index.status_code == 200
+        assert index.headers["cache-control"] == "public, max-age=31536000, immutable"

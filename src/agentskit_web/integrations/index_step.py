@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..indexing.site import index_site, write_site_index
+from ..indexing.site import index_site, normalize_base_path, write_site_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +42,7 @@ def base_path_of(site_url: str | None) -> str:
     No URL (MkDocs' `site_url` unset, Sphinx's `html_baseurl` empty) means the
     site is served at the root.
     """
-    path = urlsplit(site_url or "").path
-    parts = [part for part in path.split("/") if part]
-    return "/" + "".join(part + "/" for part in parts)
+    return normalize_base_path(urlsplit(site_url or "").path)
 
 
 def write_build_index(

@@ -32,7 +32,7 @@ from ..answering.chunk import Chunk
 from ..answering.site_index import SiteIndex, parse_site_index
 from ..docs_text import page_path_for
 from ..indexing.docs_folder import load_docs
-from ..indexing.site import SiteIndexError, find_site_index, index_site
+from ..indexing.site import SiteIndexError, find_site_index, index_site, normalize_base_path
 from ..protocol.identifiers import make_safe_id
 from .retrieval import DocsIndex, Retriever, SqliteRetriever
 
@@ -67,12 +67,6 @@ class SiteSource:
     """For the start-up line: `the index file X` or `the HTML of X, indexed at start-up`."""
     base_path: str = "/"
     index: SiteIndex | None = None
-
-
-def normalise_base_path(base_path: str) -> str:
-    """`docs`, `/docs` and `/docs/` all mean `/docs/`; empty means `/`."""
-    parts = [part for part in base_path.strip().split("/") if part]
-    return "/" + "".join(part + "/" for part in parts)
 
 
 def index_files_in(site_dir: Path) -> list[Path]:
@@ -124,7 +118,7 @@ def from_site_dir(
     """
     if not site_dir.is_dir():
         raise SiteSourceError(f"Site folder {site_dir} does not exist.")
-    wanted = None if base_path is None else normalise_base_path(base_path)
+    wanted = None if base_path is None else normalize_base_path(base_path)
     for path in index_files_in(site_dir):
         index = read_index_file(path)
         if wanted is None or index.base_path == wanted:
@@ -203,6 +197,5 @@ __all__ = [
     "from_docs_folder",
     "from_index_file",
     "from_site_dir",
-    "normalise_base_path",
     "read_index_file",
 ]
