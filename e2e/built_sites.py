@@ -75,7 +75,7 @@ MKDOCS_PAGES = {
 
         ## Storage
 
-        Before a long storage, charge the battery to half.
+        Before storing it for months, leave the cells half full.
 
         ## Storage
 
@@ -140,7 +140,7 @@ SPHINX_PAGES = {
         Storage
         -------
 
-        Before a long storage, charge the battery to half.
+        Before storing it for months, leave the cells half full.
 
         Storage
         -------
@@ -172,6 +172,7 @@ SPHINX_PAGES = {
 
 PLUGIN = """
 plugins:
+  - search
   - agentskit-ask:
       endpoint: /api/ask
       layout: inline
