@@ -55,6 +55,8 @@ SKIP_NOT_FOUND: Final = "404"
 SKIP_SEARCH: Final = "search"
 SKIP_EMPTY: Final = "no text"
 SKIP_FRAGMENT: Final = "not a page"
+SEARCH_RESULTS_IDS: Final = frozenset({"search-results", "mkdocs-search-results"})
+"""The results box of Sphinx's and MkDocs' search pages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +100,6 @@ def skip_reason(root: Element) -> str | None:
     for element in root.iter():
         if element.tag == "meta" and element.attrs.get("http-equiv", "").lower() == "refresh":
             return SKIP_REDIRECT
-        if element.attrs.get("id") in ("search-results", "mkdocs-search-results"):
-            return SKIP_SEARCH
     for element in root.iter():
         if element.tag in ("title", "h1"):
             words = " ".join(element.text().split()).lower()
@@ -183,6 +183,21 @@ def code_language(pre: Element) -> str | None:
     return None
 
 
+def code_text(pre: Element) -> str:
+    """A code block's text as laid out: a `<br>` is a line break (Prism writes one per line)."""
+    parts: list[str] = []
+    stack: list[Element | str] = [pre]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+        elif node.tag == "br":
+            parts.append("\n")
+        else:
+            stack.extend(reversed(node.children))
+    return "".join(parts).strip("\n")
+
+
 def _heading_anchor(heading: Element, ids: frozenset[str]) -> str | None:
     candidates: list[str] = []
     if heading.id:
@@ -234,7 +249,7 @@ class _Walker:
             self._heading(node)
         elif tag == "pre":
             self.flush()
-            code = node.text().strip("\n")
+            code = code_text(node)
             if code.strip():
                 block = CodeBlock(code, code_language(node))
                 self.code_blocks.append(block)
@@ -285,6 +300,10 @@ def read_html_page(
     body, named = find_body(root, body_selector, theme)
     if body is None:
         return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_EMPTY)
+    if any(element.id in SEARCH_RESULTS_IDS for element in body.iter()):
+        # A search page's content is its results box (the mkdocs theme's search modal is on
+        # every page, outside the main content: only a results box inside it counts).
+        return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_SEARCH)
     strip_chrome(body, theme, named=named)
     walker = _Walker(ids)
     walker.walk(body)
