@@ -164,7 +164,7 @@ def derived_site_config(site_name: str) -> dict[str, Any]:
         "siteId": make_safe_id(slug, DERIVED_SITE_ID_FALLBACK),
         "assistant": {
             "id": DERIVED_ASSISTANT_ID,
-            "name": f"{site_name} docs guide"[:256].strip() or SITE_NAME_FALLBACK,
+            "name": f"{site_name} guide"[:256].strip() or SITE_NAME_FALLBACK,
             "suggestions": [],
         },
         "corpus": {"id": DERIVED_CORPUS_ID, "mode": "local"},
