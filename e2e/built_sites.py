@@ -251,6 +251,36 @@ class SiteBuild:
         return self.base_path + page
 
 
+PLAIN_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title} | Lumen</title></head>
+<body><header><a href="/">Lumen</a></header><nav><a href="/guide/battery/">Battery</a></nav>
+<main><article><h1>{title}</h1>{body}</article></main><footer>Edit this page</footer></body></html>
+"""
+PLAIN_PAGES = {
+    "index.html": ("Lumen trail lantern", "<p>The Lumen is a small trail lantern.</p>"),
+    "guide/battery/index.html": (
+        "Battery and charging",
+        '<h2 id="charge-it">Charge the battery<a href="#charge-it">#</a></h2>'
+        "<p>The lantern takes ninety minutes to charge its battery fully.</p>"
+        '<h2 id="storage">Storage</h2><p>In winter, store the lantern indoors.</p>',
+    ),
+    "guide/pairing.html": (
+        "Pairing the remote",
+        '<h2 id="pair-with-the-app">Pair with the app</h2>'
+        "<p>Hold the button for five seconds, then pair the remote with the app.</p>",
+    ),
+}
+"""A folder of plain HTML (as Docusaurus or Hugo would write, no plugin): no widget, no index."""
+
+
+def write_plain_site(out: Path) -> Path:
+    for name, (title, body) in PLAIN_PAGES.items():
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(PLAIN_PAGE.format(title=title, body=body), encoding="utf-8")
+    return out
+
+
 BUILDS = [
     SiteBuild("mkdocs-material", "mkdocs", "material", directory_urls=True),
     SiteBuild("mkdocs-material-files-subpath", "mkdocs", "material", False, base_path="/docs/"),

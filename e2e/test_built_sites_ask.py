@@ -15,14 +15,25 @@ origin (the conftest's guard and the testing kit's `same_origin_only`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
+from agentskit_web.cli.preview import preview_config
 from agentskit_web.server.preview import PreviewConfig, PreviewServer
 from agentskit_web.testing import AskWidget, OriginGuard
-from built_sites import BUILD_IDS, QUESTIONS, BuiltSite, broken_citation, built, unclean_title
+from built_sites import (
+    BUILD_IDS,
+    QUESTIONS,
+    BuiltSite,
+    SiteBuild,
+    broken_citation,
+    built,
+    unclean_title,
+    write_plain_site,
+)
 from e2e_support import Watch
 
 PACE_SECONDS = 0.0
@@ -39,10 +50,24 @@ def previewed(request: pytest.FixtureRequest) -> Iterator[tuple[BuiltSite, Previ
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def plain_preview(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[BuiltSite, PreviewServer]]:
+    """A plain HTML folder (no plugin, no widget, no index) and the preview that adds both."""
+    out = write_plain_site(tmp_path_factory.mktemp("plain") / "site")
+    site = BuiltSite(SiteBuild("plain-html", "html", "none", directory_urls=True), out, "", 0.0)
+    with preview_config(out) as config:
+        config.pace_seconds = PACE_SECONDS
+        with PreviewServer(config) as server:
+            yield site, server
+
+
 @pytest.fixture
-def watch(previewed: tuple[BuiltSite, PreviewServer]) -> Watch:
-    """The conftest's request/console guard, on the preview's origin."""
-    return Watch(origin=previewed[1].url)
+def watch(request: pytest.FixtureRequest) -> Watch:
+    """The conftest's request/console guard, on the origin of the preview the test uses."""
+    name = "plain_preview" if "plain_preview" in request.fixturenames else "previewed"
+    return Watch(origin=request.getfixturevalue(name)[1].url)
 
 
 def test_every_cited_link_resolves_on_the_built_site(
@@ -87,4 +112,25 @@ def test_every_cited_link_resolves_on_the_built_site(
     assert fragment, f"the top source {first} names no section"
     expect(target.locator(f"[id='{fragment}']")).to_have_count(1)
     expect(target.locator(f"[id='{fragment}']")).to_contain_text("harg")
+    assert watch.off_origin == [] and same_origin_only.off_origin == [], "a request left"
+
+
+def test_a_plain_html_folder_gets_the_widget_and_answers_citing_its_pages(
+    page: Page,
+    watch: Watch,
+    plain_preview: tuple[BuiltSite, PreviewServer],
+    ask_widget: AskWidget,
+    same_origin_only: OriginGuard,
+) -> None:
+    site, server = plain_preview
+    page.goto(server.url + "/guide/pairing.html")
+    expect(page.locator("agentskit-ask")).to_have_attribute("layout", "launcher")
+    ask_widget.open()
+    ask_widget.ask(QUESTIONS["charge"])
+    assert ask_widget.wait_answer() == "complete", ask_widget.answer_error
+    hrefs = [source.href for source in ask_widget.sources]
+    assert hrefs and hrefs[0] == server.url + "/guide/battery/#charge-it", hrefs
+    broken = [reason for url in hrefs if (reason := broken_citation(site, url))]
+    assert broken == [], "\n".join(broken)
+    assert not any("<agentskit-ask" in path.read_text() for path in Path(site.out).rglob("*.html"))
     assert watch.off_origin == [] and same_origin_only.off_origin == [], "a request left"

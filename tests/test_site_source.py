@@ -22,7 +22,8 @@ from _ask_helpers import site, write_docs
 from agentskit_web.answering.site_index import SiteIndex
 from agentskit_web.indexing.site import index_site, write_site_index
 from agentskit_web.server.ask_serve import AskServeConfig, StartupError, build_app
-from agentskit_web.server.preview import PreviewConfig, create_preview_app
+from agentskit_web.cli.preview import widget_snippet
+from agentskit_web.server.preview import PreviewConfig, PreviewServer, create_preview_app
 from agentskit_web.server.site_source import (
     DERIVED_ASSISTANT_ID,
     DERIVED_CORPUS_ID,
@@ -201,7 +202,7 @@ def test_serve_ask_index_answers_from_the_file(tmp_path: Path) -> None:
 
 def test_preview_serves_the_site_and_answers_on_one_origin(tmp_path: Path) -> None:
     built = write_site(tmp_path / "site")
-    arguments = ["preview", str(built), "--port", "0"]
+    arguments = ["preview", str(built), "--port", "0", "--no-widget"]
     with running(arguments, tmp_path, "Preview: ") as (lines, url):
         assert url.endswith("/") and "3 pages indexed" in lines[1], lines
         assert any("no Ask widget" in line for line in lines), lines
@@ -221,3 +222,23 @@ def test_preview_under_a_base_path(tmp_path: Path) -> None:
     assert paths == {"/docs/", "/docs/guide/charging/", "/docs/guide/pairing.html"}
     with pytest.raises(StartupError, match="does not exist"):
         create_preview_app(PreviewConfig(site_dir=tmp_path / "missing"))
+
+
+def test_preview_adds_the_widget_to_pages_without_changing_the_files(tmp_path: Path) -> None:
+    built = write_site(tmp_path / "site")
+    before = {path: path.read_bytes() for path in built.rglob("*.html")}
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    (assets / "agentskit-ask.js").write_text("// loader\n", encoding="utf-8")
+    config = PreviewConfig(site_dir=built, widget_assets=assets, inject=widget_snippet())
+    with PreviewServer(config) as preview, httpx.Client(base_url=preview.url) as client:
+        assert any("adds one" in note for note in preview.app.state.startup_notes)
+        for url in ("/", "/guide/charging/", "/guide/pairing.html"):
+            page = client.get(url)
+            assert page.status_code == 200 and page.headers["cache-control"] == "no-cache"
+            text = page.text
+            script = '<script type="module" src="/_agentskit/agentskit-ask.js"></script>'
+            assert text.count(script) == 1 and text.index(script) < text.index("</body>")
+            assert '<agentskit-ask endpoint="/api/ask"' in text and 'layout="launcher"' in text
+        assert client.get("/_agentskit/agentskit-ask.js").text == "// loader\n"
+    assert {path: path.read_bytes() for path in built.rglob("*.html")} == before

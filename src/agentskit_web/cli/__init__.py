@@ -79,22 +79,9 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _preview(args: argparse.Namespace) -> int:
     """A built docs site (SITE_DIR) and the Ask backend answering from it, on one origin."""
-    from ..server.ask_serve import StartupError
-    from ..server.preview import PreviewConfig, serve_preview
-    from ..server.static import SITE_PORT
+    from . import preview
 
-    port = SITE_PORT if args.port is None else args.port
-    config = PreviewConfig(site_dir=args.site_dir.resolve(), base_path=args.base_path)
-    try:
-        serve_preview(config, port=port)
-    except StartupError as error:
-        print(f"agentskit-web preview: {error}", file=sys.stderr)
-        return 2
-    except OSError as error:
-        reason = error.strerror or str(error)
-        print(f"agentskit-web preview: cannot listen on port {port}: {reason}", file=sys.stderr)
-        return 2
-    return 0
+    return preview.main(args)
 
 
 def _serve_ask(rest: list[str]) -> int:
@@ -173,6 +160,11 @@ def main(argv: list[str] | None = None) -> int:
         "--base-path",
         default=None,
         help="the path the site is published below, e.g. /docs/ (default: its index's, or /)",
+    )
+    preview.add_argument(
+        "--no-widget",
+        action="store_true",
+        help="serve pages without the widget as they are (by default the preview adds it)",
     )
     preview.set_defaults(run=_preview)
 

@@ -10,6 +10,13 @@ under the path the site is published below, and the Ask and turn endpoints at
 the site (or the site's HTML indexed at start-up, see site_source.py), so
 every source it cites is a page and an anchor of this very folder.
 
+A folder whose pages have no widget (built without the plugins: Docusaurus,
+Hugo, hand-written HTML) can get one for the preview only: the command
+publishes the assets folder into a temporary folder, served at
+`WIDGET_ASSETS_PATH`, and every HTML page is sent with the loader's script
+tag and an `<agentskit-ask>` element (the `inject` snippet) before its
+`</body>`; the files on disk are never changed.
+
 A site under a base path (`--base-path /docs/`, or the one its index was
 written for) is served there, and `/` redirects to it, as the site's own host
 would place it. The app is built by `create_preview_app` for the command and
@@ -18,6 +25,8 @@ for the tests alike.
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,20 +34,34 @@ from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import RedirectResponse
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 
 from .ask_app import DEFAULT_PATH, ask_route
 from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, build_app
 from .demo_server import demo_uvicorn_config
 from .site_source import SiteSource
-from .static import LOOPBACK, SITE_PORT, AppServer, SiteFiles, bind_socket, serve_app
+from .static import (
+    LOOPBACK,
+    SITE_PORT,
+    AppServer,
+    SiteFiles,
+    bind_socket,
+    serve_app,
+    static_headers,
+)
 from .turn_app import DEFAULT_TURN_PATH
 
 WIDGET_TAG: Final = b"<agentskit-ask"
 """How a page built with the MkDocs plugin or the Sphinx extension (or embedded by hand) shows."""
 WIDGET_SNIFF_BYTES: Final = 1024 * 1024
 """How much of the home page is read to tell whether the widget is embedded."""
+WIDGET_ASSETS_PATH: Final = "/_agentskit/"
+"""Where the preview serves the assets folder it adds to a site that has none."""
+INJECT_MAX_PAGE_BYTES: Final = 8 * 1024 * 1024
+"""Larger HTML files are sent as they are (no widget added): the preview reads a page whole."""
+HTML_SUFFIXES: Final = (".html", ".htm")
+_BODY_END: Final = re.compile(rb"</body\s*>", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -52,6 +75,10 @@ class PreviewConfig:
     pace_seconds: float = DEMO_PACE_SECONDS
     backend: Mapping[str, Any] = field(default_factory=dict)
     """Further AskServeConfig settings (a site config, rate limits...)."""
+    widget_assets: Path | None = None
+    """An assets folder to serve at WIDGET_ASSETS_PATH (for a site without the widget)."""
+    inject: str | None = None
+    """HTML added before each page's `</body>` (the embed, for a site without the widget)."""
 
 
 def create_preview_app(config: PreviewConfig) -> Starlette:
@@ -71,8 +98,15 @@ def create_preview_app(config: PreviewConfig) -> Starlette:
     source: SiteSource = backend.state.source
     endpoint = backend.state.ask
     turn = backend.state.turn
-    files = SiteFiles(directory=config.site_dir, html=True)
+    files = (
+        SiteFiles(directory=config.site_dir, html=True)
+        if config.inject is None
+        else InjectingSiteFiles(config.inject, directory=config.site_dir, html=True)
+    )
     routes: list[BaseRoute] = [ask_route(endpoint, config.path), *turn.routes(config.turn_path)]
+    if config.widget_assets is not None:
+        assets = SiteFiles(directory=config.widget_assets)
+        routes.append(Mount(WIDGET_ASSETS_PATH.rstrip("/"), app=assets))
     if source.base_path == "/":
         routes.append(Mount("/", app=files))
     else:
@@ -83,10 +117,15 @@ def create_preview_app(config: PreviewConfig) -> Starlette:
     app.state.turn = turn
     app.state.source = source
     app.state.startup_notes = list(backend.state.startup_notes)
-    if not has_widget(config.site_dir):
+    if config.inject is None and not has_widget(config.site_dir):
         app.state.startup_notes.append(
             "The pages have no Ask widget: add the MkDocs plugin or the Sphinx extension "
             f"(docs/embedding.md); the backend answers at {config.path} all the same."
+        )
+    elif config.inject is not None:
+        app.state.startup_notes.append(
+            "The pages have no Ask widget: the preview adds one to each page it sends "
+            "(the files are not changed; add the plugin or the embed to publish it)."
         )
     return app
 
@@ -96,6 +135,37 @@ def _redirect_to(target: str) -> Any:
         return RedirectResponse(target, status_code=307)
 
     return redirect
+
+
+class InjectingSiteFiles(SiteFiles):
+    """The site's files, with `snippet` added before `</body>` of every HTML page sent.
+
+    Only the uncompressed page is read (a `.br`/`.gz` copy beside it is not
+    used for pages), and the result is revalidated like any page (`no-cache`).
+    """
+
+    def __init__(self, snippet: str, **options: Any) -> None:
+        super().__init__(**options)
+        self.snippet = snippet.encode("utf-8")
+
+    def file_response(
+        self,
+        full_path: os.PathLike[str] | str,
+        stat_result: os.stat_result,
+        scope: Any,
+        status_code: int = 200,
+    ) -> Response:
+        path = str(full_path)
+        if not path.lower().endswith(HTML_SUFFIXES) or stat_result.st_size > INJECT_MAX_PAGE_BYTES:
+            return super().file_response(full_path, stat_result, scope, status_code)
+        with open(path, "rb") as file:
+            page = file.read()
+        ends = list(_BODY_END.finditer(page))
+        at = ends[-1].start() if ends else len(page)
+        body = page[:at] + self.snippet + b"\n" + page[at:]
+        headers = static_headers(path)
+        kind = headers.pop("Content-Type", "text/html; charset=utf-8")
+        return Response(body, status_code=status_code, headers=headers, media_type=kind)
 
 
 def has_widget(site_dir: Path) -> bool:
