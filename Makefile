@@ -83,6 +83,7 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
+	$(PY) -m agentskit_web.bench index --runs 3
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

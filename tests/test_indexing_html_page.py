@@ -19,6 +19,7 @@ from agentskit_web.indexing.html_page import (
     SKIP_SEARCH,
     read_html_page,
 )
+from agentskit_web.indexing.html_tree import Element
 from agentskit_web.indexing.selector import SelectorError, parse_selector
 
 CHROME = ("NAVWORD", "SIDEWORD", "TOCWORD", "FOOTWORD", "EDITWORD", "COOKIEWORD", "SEARCHWORD")
@@ -267,7 +268,7 @@ def test_anchor_is_the_enclosing_section_id_as_sphinx_writes_it() -> None:
 
 
 def test_a_second_heading_of_a_section_does_not_take_its_id() -> None:
-    assert anchors("<section id='s'><h2>First</h2><h3>Second</h3></section>") == [
+    assert anchors("<section id='s'><h3>First</h3><h2>Second</h2></section>") == [
         ("First", "s"),
         ("Second", None),
     ]
@@ -289,6 +290,14 @@ def test_a_heading_without_an_id_cites_the_page_top() -> None:
     assert anchors("<h2>Plain</h2><p>x</p>") == [("Plain", None)]
 
 
+def test_a_heading_without_an_id_cites_its_parent_section() -> None:
+    assert anchors("<h2 id='p'>Parent</h2><h3>Child</h3><h2>Other</h2>") == [
+        ("Parent", "p"),
+        ("Child", "p"),
+        ("Other", None),
+    ]
+
+
 def test_titles_are_text_without_permalink_signs_or_markup() -> None:
     page = read_html_page(
         doc(
@@ -300,6 +309,12 @@ def test_titles_are_text_without_permalink_signs_or_markup() -> None:
     )
     assert page.page.title == "The Widget API"
     assert [s.heading for s in page.page.sections if s.level == 2] == ["Use CORS"]
+
+
+def test_an_attribute_list_a_build_left_in_a_heading_is_not_in_the_title() -> None:
+    assert anchors("<h2 id='use-cors-use-cors'>Use CORS { #use-cors }</h2><p>x</p>") == [
+        ("Use CORS", "use-cors-use-cors")
+    ]
 
 
 def test_code_keeps_its_language_and_layout() -> None:
@@ -375,3 +390,25 @@ def test_the_mkdocs_search_modal_on_every_page_does_not_skip_it() -> None:
 def test_robots_without_noindex_is_indexed() -> None:
     page = read_html_page(doc("<main><p>x</p></main>", "<meta name='robots' content='all'>"), "F")
     assert page.skip is None
+
+
+def _depth(element: Element) -> int:
+    deepest, stack = 0, [(element, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((c, depth + 1) for c in node.children if not isinstance(c, str))
+    return deepest
+
+
+@pytest.mark.parametrize("extra", [0, 1, 5_000])
+def test_nesting_is_bounded_and_deep_text_is_kept(extra: int) -> None:
+    from agentskit_web.indexing.html_tree import MAX_DEPTH, parse_html_tree
+
+    # html + body + main + divs: the document root is depth 0, so MAX_DEPTH - 3 divs fill it.
+    divs = MAX_DEPTH - 3 + extra
+    html = doc("<main>" + "<div>" * divs + "<p>Deep words.</p>" + "</div>" * divs + "</main>")
+    root = parse_html_tree(html)
+    assert _depth(root) <= MAX_DEPTH
+    page = read_html_page(html, "F")
+    assert page.page.sections[0].parts == ["Deep words."]

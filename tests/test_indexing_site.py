@@ -160,3 +160,48 @@ def test_the_same_site_gives_the_same_file(site: Path, tmp_path: Path) -> None:
 
 def test_the_default_assets_folder_is_the_plugins_one() -> None:
     assert DEFAULT_ASSETS_PATH.strip("/") == ASSETS_FOLDER
+
+
+def test_the_index_command_prints_counts_and_the_file(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentskit_web.cli import main
+
+    assert main(["index", str(site), "--base-path", "/docs/", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    written = find_site_index(tmp_path / "o")
+    assert written is not None
+    assert out[0].startswith("indexed 3 pages (html), 3 chunks")
+    assert out[1] == f"wrote {written} ({written.stat().st_size} bytes, " + (
+        f"{written.stat().st_size / 1024:.1f} KiB)"
+    )
+    assert main(["index", str(site)]) == 0
+    assert find_site_index(site / ASSETS_FOLDER) is not None
+
+
+@pytest.mark.parametrize("args", [["missing-folder"], [".", "--selector", "a > b"]])
+def test_the_index_command_on_a_bad_folder_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    from agentskit_web.cli import main
+
+    args = [str(tmp_path / args[0]) if args[0] == "missing-folder" else str(tmp_path), *args[1:]]
+    assert main(["index", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.strip().splitlines()) == 1
+    assert captured.err.startswith("agentskit-web index: ")
+
+
+def test_a_page_at_the_size_limit_is_read_one_byte_more_is_skipped(site: Path) -> None:
+    from agentskit_web.indexing.site import PAGE_MAX_BYTES
+
+    head = page("<h1>Big</h1><p>Large page words.</p>")
+    padding = PAGE_MAX_BYTES - len(head.encode())
+    write(site, "big.html", head + " " * padding)
+    assert (site / "big.html").stat().st_size == PAGE_MAX_BYTES
+    assert index_site(site).pages == 4
+    write(site, "big.html", head + " " * (padding + 1))
+    index = index_site(site)
+    assert index.pages == 3
+    assert all("Large page words." not in c.text for c in index.chunk_list())

@@ -2,7 +2,8 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py) and `embed` (embed.py); `make bench` runs them all.
+`answers` (answers.py), `embed` (embed.py) and `index`
+(index.py); `make bench` runs them all.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
@@ -62,6 +63,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "retrieval eval: recall@1/@3, MRR, declined vs plain BM25 (own options: answers -h)",
         _section("answers", "main"),
     ),
+    "index": (
+        "built site -> site index: pages/s, bytes vs visible text, broken citations (corpora)",
+        _section("index", "index_command"),
+    ),
     "embed": (
         "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
         _section("embed", "embed_command"),
@@ -85,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         section.add_argument("--no-build", action="store_true", help="use dist/ as it is")
         section.add_argument("--json", type=Path, default=None, help="also write results here")
         section.set_defaults(command=command)
+        if name == "index":
+            section.add_argument(
+                "--corpora",
+                type=Path,
+                default=None,
+                help="the shared corpora folder (default ../shared/corpora); without it, "
+                "our own built demo docs are measured",
+            )
         if name == "boot":
             section.add_argument(
                 "--against",

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from ..docs_text import split_attr_list
 from .docs_folder import Page, Section
 from .html_tree import Element, parse_html_tree
 from .selector import Selector
@@ -198,6 +199,13 @@ def code_text(pre: Element) -> str:
     return "".join(parts).strip("\n")
 
 
+def _is_api_signature(node: Element | str) -> bool:
+    """A Sphinx API entry's signature line: `<dt class="sig sig-object" id="mod.Name">`."""
+    return (
+        isinstance(node, Element) and node.tag == "dt" and "sig" in node.classes and bool(node.id)
+    )
+
+
 def _heading_anchor(heading: Element, ids: frozenset[str]) -> str | None:
     candidates: list[str] = []
     if heading.id:
@@ -232,6 +240,7 @@ class _Walker:
         self.title = ""
         self.code_blocks: list[CodeBlock] = []
         self._buffer: list[str] = []
+        self._api_sections: set[int] = set()
 
     def flush(self) -> None:
         text = _clean("".join(self._buffer))
@@ -254,6 +263,8 @@ class _Walker:
                 block = CodeBlock(code, code_language(node))
                 self.code_blocks.append(block)
                 self.sections[-1].code.append(code)
+        elif tag == "dl" and any(_is_api_signature(child) for child in node.children):
+            self._api_entries(node)
         elif tag == "code":
             self._buffer.append(f"`{_clean(node.text())}`")
         elif tag == "table" and not any(e.tag == "pre" for e in node.iter()):
@@ -276,10 +287,45 @@ class _Walker:
             for child in node.children:
                 self.walk(child)
 
+    def _api_entries(self, entries: Element) -> None:
+        """Sphinx's API entries (`dl.py > dt#module.Name`): each its own section at its id.
+
+        The entry's title is its qualified name, its first paragraph its signature; the text
+        after the list belongs to the section it was in, so that section resumes.
+        """
+        self.flush()
+        outer = self.sections[-1]
+        level = min(outer.level + 1, 6)
+        for child in entries.children:
+            if isinstance(child, Element) and _is_api_signature(child):
+                self.flush()
+                prename = [_clean(e.text()) for e in child.iter() if "sig-prename" in e.classes]
+                name = [_clean(e.text()) for e in child.iter() if "sig-name" in e.classes]
+                signature = _clean(child.text())
+                title = "".join(prename + name) or signature
+                if not prename and name and id(outer) in self._api_sections:
+                    title = f"{outer.heading}.{title}"  # a method: `Widget.render`
+                anchor = child.id if child.id in self.ids else outer.anchor
+                section = Section(title, level, anchor, [signature])
+                self._api_sections.add(id(section))
+                self.sections.append(section)
+            else:
+                self.walk(child)
+        self.flush()
+        if self.sections[-1] is not outer:
+            self.sections.append(Section(outer.heading, outer.level, outer.anchor, []))
+
     def _heading(self, heading: Element) -> None:
-        text = _clean(heading.text())
+        # A build without attr_list shows `Title { #id }` as written: the braces are still
+        # not part of the title a source is cited by.
+        text = split_attr_list(_clean(heading.text()))[0]
         level = int(heading.tag[1])
         anchor = _heading_anchor(heading, self.ids)
+        if anchor is None:
+            # A heading without an id of its own (raw HTML in Markdown) is cited at its
+            # parent section's anchor, the closest place on the page a link can open.
+            parents = [s for s in self.sections[1:] if s.level < level]
+            anchor = parents[-1].anchor if parents else None
         if level == 1 and not self.title:
             self.title = text
             anchor = None
