@@ -20,9 +20,9 @@ import pytest
 
 from _ask_helpers import site, write_docs
 from agentskit_web.answering.site_index import SiteIndex
+from agentskit_web.cli.preview import widget_snippet
 from agentskit_web.indexing.site import index_site, write_site_index
 from agentskit_web.server.ask_serve import AskServeConfig, StartupError, build_app
-from agentskit_web.cli.preview import widget_snippet
 from agentskit_web.server.preview import PreviewConfig, PreviewServer, create_preview_app
 from agentskit_web.server.site_source import (
     DERIVED_ASSISTANT_ID,
