@@ -23,7 +23,12 @@ from agentskit_web.answering.site_index import SiteIndex
 from agentskit_web.cli.preview import widget_snippet
 from agentskit_web.indexing.site import index_site, write_site_index
 from agentskit_web.server.ask_serve import AskServeConfig, StartupError, build_app
-from agentskit_web.server.preview import PreviewConfig, PreviewServer, create_preview_app
+from agentskit_web.server.preview import (
+    PreviewConfig,
+    PreviewServer,
+    create_preview_app,
+    has_widget,
+)
 from agentskit_web.server.site_source import (
     DERIVED_ASSISTANT_ID,
     DERIVED_CORPUS_ID,
@@ -242,3 +247,19 @@ def test_preview_adds_the_widget_to_pages_without_changing_the_files(tmp_path: P
             assert '<agentskit-ask endpoint="/api/ask"' in text and 'layout="launcher"' in text
         assert client.get("/_agentskit/agentskit-ask.js").text == "// loader\n"
     assert {path: path.read_bytes() for path in built.rglob("*.html")} == before
+
+
+def test_a_page_that_embeds_the_widget_is_sent_as_it_is(tmp_path: Path) -> None:
+    built = write_site(tmp_path / "site")
+    (built / "index.html").unlink()
+    embedded = built / "contents.html"
+    embedded.write_text(
+        "<html><head><title>Contents</title></head><body><main><h1>Contents</h1>"
+        "<p>All pages.</p></main><agentskit-ask></agentskit-ask></body></html>",
+        encoding="utf-8",
+    )
+    assert has_widget(built)
+    config = PreviewConfig(site_dir=built, inject=widget_snippet())
+    with PreviewServer(config) as preview, httpx.Client(base_url=preview.url) as client:
+        assert client.get("/contents.html").text == embedded.read_text(encoding="utf-8")
+        assert client.get("/guide/pairing.html").text.count("<agentskit-ask") == 1

@@ -160,6 +160,8 @@ class InjectingSiteFiles(SiteFiles):
             return super().file_response(full_path, stat_result, scope, status_code)
         with open(path, "rb") as file:
             page = file.read()
+        if WIDGET_TAG in page:  # this page embeds the widget already
+            return super().file_response(full_path, stat_result, scope, status_code)
         ends = list(_BODY_END.finditer(page))
         at = ends[-1].start() if ends else len(page)
         body = page[:at] + self.snippet + b"\n" + page[at:]
@@ -169,8 +171,14 @@ class InjectingSiteFiles(SiteFiles):
 
 
 def has_widget(site_dir: Path) -> bool:
-    """Whether the site's home page embeds the widget (the plugins put it on every page)."""
+    """Whether the site embeds the widget (the plugins put it on every page).
+
+    The home page tells; a site without one (Sphinx with another `root_doc`)
+    is judged by its first HTML page in name order.
+    """
     home = site_dir / "index.html"
+    if not home.is_file():
+        home = next(iter(sorted(site_dir.glob("*.html"))), home)
     if not home.is_file():
         return False
     with home.open("rb") as file:
