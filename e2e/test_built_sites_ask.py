@@ -10,6 +10,11 @@ shown must be a file of the built site with its anchor an `id` on that page,
 and no source title may carry `{`, `<` or `¶`. Following the first source
 lands on that page with the target element present. No request leaves the
 origin (the conftest's guard and the testing kit's `same_origin_only`).
+
+A plain HTML folder (no plugin: no widget, no index) is previewed the same
+way: the preview adds the widget to the pages it sends and indexes the HTML
+at start-up; the answer cites the folder's own URL and id, and no file of
+the folder is changed.
 """
 
 from __future__ import annotations
