@@ -13,6 +13,7 @@ import pytest
 from agentskit_web.indexing.docs_folder import chunk_page
 from agentskit_web.indexing.html_page import (
     SKIP_FRAGMENT,
+    SKIP_LISTING,
     SKIP_NOINDEX,
     SKIP_NOT_FOUND,
     SKIP_REDIRECT,
@@ -343,6 +344,33 @@ def test_code_keeps_its_language_and_layout() -> None:
     assert page.page.sections[-1].code[0] == "import x\n    y()"
 
 
+def test_implied_end_tags_close_rows_cells_items_and_paragraphs() -> None:
+    from agentskit_web.indexing.html_tree import parse_html_tree
+
+    root = parse_html_tree("<table><tr><td>a<td>1<tr><td>b<td>2</table>")
+    rows = [e for e in root.iter() if e.tag == "tr"]
+    assert len(rows) == 2 and rows[0].parent is rows[1].parent
+    assert [len(row.children) for row in rows] == [2, 2]
+    page = read_html_page(
+        doc(
+            "<main><table><tr><th>k<th>v<tr><td>a<td>1<tr><td>b<td>2</table>"
+            "<ul><li>one<li>two<ul><li>inner</ul><li>three</ul><p>p1<p>p2</main>"
+        ),
+        "F",
+    )
+    assert page.page.sections[0].parts == [
+        "k | v",
+        "a | 1",
+        "b | 2",
+        "one",
+        "two",
+        "inner",
+        "three",
+        "p1",
+        "p2",
+    ]
+
+
 def test_tables_and_admonitions_are_text() -> None:
     page = read_html_page(
         doc(
@@ -376,6 +404,26 @@ def test_tables_and_admonitions_are_text() -> None:
 )
 def test_pages_that_opt_out(head: str, body: str, reason: str) -> None:
     assert read_html_page(doc(body, head=head), "F").skip == reason
+
+
+@pytest.mark.parametrize(
+    ("html_class", "reason"),
+    [
+        ("blog-wrapper blog-list-page plugin-blog", SKIP_LISTING),
+        ("blog-wrapper blog-tags-post-list-page plugin-blog", SKIP_LISTING),
+        ("docs-wrapper docs-tags-doc-list-page plugin-docs", SKIP_LISTING),
+        ("blog-wrapper blog-post-page plugin-blog", None),
+    ],
+)
+def test_docusaurus_generated_lists_are_skipped_posts_are_not(
+    html_class: str, reason: str | None
+) -> None:
+    html = doc(
+        "<main><article><div class='markdown'><h2 id='p'>Post</h2><p>Words.</p></div>"
+        "</article></main>",
+        html_class=html_class,
+    )
+    assert read_html_page(html, "F").skip == reason
 
 
 def test_a_fragment_or_template_is_not_a_page() -> None:

@@ -205,3 +205,40 @@ def test_a_page_at_the_size_limit_is_read_one_byte_more_is_skipped(site: Path) -
     index = index_site(site)
     assert index.pages == 3
     assert all("Large page words." not in c.text for c in index.chunk_list())
+
+
+def test_the_bench_citation_check_finds_a_missing_anchor_and_page(site: Path) -> None:
+    from agentskit_web.answering.chunk import Chunk
+    from agentskit_web.bench.index import check_citations, page_targets
+
+    targets = page_targets(site, "/")
+    assert targets["/guide/"] >= {"setup"}
+    good = index_site(site).chunk_list()
+    assert check_citations(good, targets).broken == 0
+    bad = [
+        *good,
+        Chunk("/guide/", "nope", "Guide", "Gone", "x"),
+        Chunk("/missing/", None, "Missing", "Missing", "x"),
+        Chunk("/api.html", None, "API ¶", "API", "x"),
+    ]
+    figures = check_citations(bad, targets)
+    assert (figures.missing_anchor, figures.missing_page, figures.markup_titles) == (1, 1, 1)
+
+
+def test_an_unreadable_page_is_counted_and_the_rest_indexed(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentskit_web.indexing.site import index_site_with_report
+
+    write(site, "locked.html", page("<h1>Locked</h1><p>Locked words.</p>"))
+    read_text = Path.read_text
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> str:
+        if self.name == "locked.html":  # as root, permissions cannot make a file unreadable
+            raise PermissionError(13, "Permission denied")
+        return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    index, report = index_site_with_report(site)
+    assert index.pages == 3
+    assert report.skipped["unreadable"] == 1

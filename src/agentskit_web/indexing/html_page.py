@@ -14,6 +14,7 @@ names it (`language-x`, `highlight-x`); tables and admonitions are text.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -56,6 +57,20 @@ SKIP_NOT_FOUND: Final = "404"
 SKIP_SEARCH: Final = "search"
 SKIP_EMPTY: Final = "no text"
 SKIP_FRAGMENT: Final = "not a page"
+SKIP_LISTING: Final = "listing"
+LISTING_PAGE_CLASSES: Final = frozenset(
+    {
+        "blog-list-page",
+        "blog-tags-list-page",
+        "blog-tags-post-list-page",
+        "blog-archive-page",
+        "docs-tags-list-page",
+        "docs-tags-doc-list-page",
+    }
+)
+"""Docusaurus's page classes (on `<html>`) for the lists it generates of other pages (blog
+index and archive, tag pages): their text is the listed pages' excerpts, indexed at the
+pages themselves."""
 SEARCH_RESULTS_IDS: Final = frozenset({"search-results", "mkdocs-search-results"})
 """The results box of Sphinx's and MkDocs' search pages."""
 
@@ -79,29 +94,32 @@ class HtmlPage:
     ids: frozenset[str] = frozenset()
 
 
-def _meta(root: Element, name: str) -> str | None:
-    for element in root.iter():
+def _meta(elements: Sequence[Element], name: str) -> str | None:
+    for element in elements:
         if element.tag == "meta" and element.attrs.get("name", "").lower() == name:
             return element.attrs.get("content", "")
     return None
 
 
-def skip_reason(root: Element) -> str | None:
+def skip_reason(elements: Sequence[Element]) -> str | None:
     """Why a file is not an indexable page.
 
-    A page opts out with robots `noindex`, is a redirect stub (meta refresh), a 404 page
-    or a search page; an HTML file without `<html>`, `<head>`, `<body>` or `<title>` is a
-    fragment or a template a generator copied (a theme override), not a page.
+    A page opts out with robots `noindex`, is a redirect stub (meta refresh), a 404 page,
+    a search page or a generated list of other pages (Docusaurus's blog and tag lists);
+    an HTML file without `<html>`, `<head>`, `<body>` or `<title>` is a fragment or a
+    template a generator copied (a theme override), not a page.
     """
-    if not any(element.tag in ("html", "head", "body", "title") for element in root.iter()):
+    if not any(element.tag in ("html", "head", "body", "title") for element in elements):
         return SKIP_FRAGMENT
-    robots = _meta(root, "robots")
+    robots = _meta(elements, "robots")
     if robots is not None and "noindex" in robots.lower():
         return SKIP_NOINDEX
-    for element in root.iter():
+    for element in elements:
         if element.tag == "meta" and element.attrs.get("http-equiv", "").lower() == "refresh":
             return SKIP_REDIRECT
-    for element in root.iter():
+        if element.tag == "html" and element.classes & LISTING_PAGE_CLASSES:
+            return SKIP_LISTING
+    for element in elements:
         if element.tag in ("title", "h1"):
             words = " ".join(element.text().split()).lower()
             if words.startswith("404") or words.startswith("page not found"):
@@ -111,10 +129,10 @@ def skip_reason(root: Element) -> str | None:
     return None
 
 
-def page_ids(root: Element) -> frozenset[str]:
+def page_ids(elements: Sequence[Element]) -> frozenset[str]:
     """Every fragment target on the page: element ids and `<a name>`."""
     ids: set[str] = set()
-    for element in root.iter():
+    for element in elements:
         if element.id:
             ids.add(element.id)
         if element.tag == "a" and element.attrs.get("name", "").strip():
@@ -123,22 +141,22 @@ def page_ids(root: Element) -> frozenset[str]:
 
 
 def find_body(
-    root: Element, body_selector: Selector | None, theme: Theme | None
+    elements: Sequence[Element], body_selector: Selector | None, theme: Theme | None
 ) -> tuple[Element | None, bool]:
     """The element holding the page's own content, and whether it was named (not `<body>`)."""
     for selector in (MARKER, body_selector, theme.body if theme else None):
         if selector is not None:
-            found = selector.first(root)
+            found = selector.first_in(elements)
             if found is not None:
                 return found, True
     for selector in (FALLBACK_BODY, FALLBACK_ROLE_MAIN, FALLBACK_ARTICLE):
-        found = selector.first(root)
+        found = selector.first_in(elements)
         if found is not None:
             return found, True
-    for element in root.iter():
+    for element in elements:
         if element.tag == "body":
             return element, False
-    return root, False
+    return (elements[0] if elements else None), False
 
 
 def _is_cookie_banner(element: Element) -> bool:
@@ -337,13 +355,15 @@ def read_html_page(
 ) -> HtmlPage:
     """Read one built page: its sections, its theme's name, or why it is skipped."""
     root = parse_html_tree(html)
-    theme = detect_theme(root)
+    # Listed once in document order: theme, skip rules, ids and body all scan the page.
+    elements = list(root.iter())
+    theme = detect_theme(elements)
     theme_name = theme.name if theme else None
-    reason = skip_reason(root)
+    reason = skip_reason(elements)
     if reason is not None:
         return HtmlPage(Page(fallback_title, []), theme_name, skip=reason)
-    ids = page_ids(root)
-    body, named = find_body(root, body_selector, theme)
+    ids = page_ids(elements)
+    body, named = find_body(elements, body_selector, theme)
     if body is None:
         return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_EMPTY)
     if any(element.id in SEARCH_RESULTS_IDS for element in body.iter()):
@@ -356,7 +376,7 @@ def read_html_page(
     walker.flush()
     title = walker.title
     if not title:
-        title_element = next((e for e in root.iter() if e.tag == "title"), None)
+        title_element = next((e for e in elements if e.tag == "title"), None)
         title = _clean(title_element.text()) if title_element is not None else ""
     page = Page(title or fallback_title, walker.sections)
     has_text = any(section.parts or section.code for section in page.sections)

@@ -12,6 +12,7 @@ matching nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -143,7 +144,11 @@ class Selector:
         return [element for element in root.iter() if self.matches(element)]
 
     def first(self, root: Element) -> Element | None:
-        for element in root.iter():
+        return self.first_in(root.iter())
+
+    def first_in(self, elements: Iterable[Element]) -> Element | None:
+        """The first match among elements already listed in document order."""
+        for element in elements:
             if self.matches(element):
                 return element
         return None

@@ -17,6 +17,7 @@ specific signatures come first. A page no theme claims falls back to
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -34,8 +35,9 @@ class Theme:
     body: Selector
     strip: Selector | None = None
 
-    def claims(self, root: Element) -> bool:
-        return all(selector.first(root) is not None for selector in self.detect)
+    def claims(self, elements: Sequence[Element]) -> bool:
+        """Whether the page (its elements in document order) carries this theme's signature."""
+        return all(selector.first_in(elements) is not None for selector in self.detect)
 
 
 def _theme(name: str, detect: str | tuple[str, ...], body: str, strip: str | None = None) -> Theme:
@@ -121,9 +123,9 @@ COOKIE_WORDS: Final = ("cookie", "consent", "gdpr")
 """An element whose id or class mentions one of these is a cookie banner: never indexed."""
 
 
-def detect_theme(root: Element) -> Theme | None:
+def detect_theme(elements: Sequence[Element]) -> Theme | None:
     """The first known theme whose signature is on the page, or None."""
     for theme in THEMES:
-        if theme.claims(root):
+        if theme.claims(elements):
             return theme
     return None
