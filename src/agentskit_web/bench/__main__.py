@@ -2,7 +2,7 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `embed` (embed.py) and `index`
+`answers` (answers.py), `embed` (embed.py), `scale` (scale.py) and `index`
 (index.py); `make bench` runs them all.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
@@ -63,6 +63,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "retrieval eval: recall@1/@3, MRR, declined vs plain BM25 (own options: answers -h)",
         _section("answers", "main"),
     ),
+    "scale": (
+        "question -> first token p50: Redis rate limiter vs the in-process default, same run",
+        _section("scale", "scale_command"),
+    ),
     "index": (
         "built site -> site index: pages/s, bytes vs visible text, broken citations (corpora)",
         _section("index", "index_command"),
@@ -105,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
                 default=None,
                 help="another built dist (say, the tree before a change): both run "
                 "interleaved in one browser and the widget's after/before ratio is printed",
+            )
+            section.add_argument(
+                "--pyscript-runs",
+                type=int,
+                default=3,
+                help="runs of the PyScript page vs the plain embed sub-figure (0: skip it)",
             )
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] and arguments[0] in OWN_OPTIONS:
