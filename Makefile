@@ -11,7 +11,8 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server clean fuzz fuzz-quick page-modules
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server clean fuzz fuzz-quick page-modules mutate
+MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
 FUZZ_RUNS ?= 1000000
@@ -68,6 +69,17 @@ fuzz: $(FUZZ_STAMP)
 
 fuzz-quick: $(FUZZ_STAMP)
 	$(PY) -m fuzz --runs $(FUZZ_QUICK_RUNS)
+
+$(MUTATE_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[mutate]'
+	touch $(MUTATE_STAMP)
+
+# Mutation testing of the bounds, status codes and safety rules ([tool.mutmut] in
+# pyproject.toml: the modules and the tests that guard them); prints every surviving
+# mutant (`.venv/bin/mutmut show NAME` shows one's diff). Not part of `make test`: slow.
+mutate: $(MUTATE_STAMP)
+	$(VENV)/bin/mutmut run
+	$(VENV)/bin/mutmut results
 
 test: lint typecheck unit fuzz-quick e2e
 

@@ -106,7 +106,7 @@ def module_name(path: Path) -> str:
 
 def layer_of(module: str) -> str:
     parts = module.split(".")[1:]
-    if not parts or parts[0] in ("lazy_exports", "page_packages"):
+    if not parts or parts[0] in ("lazy_exports", "page_packages", "chromium_sandbox"):
         return "base"
     if parts[:2] == ["bench", "page"]:
         return "bench.page"

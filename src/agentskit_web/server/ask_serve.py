@@ -80,7 +80,7 @@ from .site_source import (
 )
 from .static import bind_socket
 from .turn_app import DEFAULT_TURN_PATH, mount_turn
-from .turn_store import TurnSessionKey, TurnSessionStore
+from .turn_store import TURN_STORE_MAX_SESSIONS_TOTAL, TurnSessionKey, TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
@@ -134,6 +134,7 @@ class AskServeConfig:
     limit_concurrency: int = SERVER_LIMIT_CONCURRENCY
     session_ttl: float = SESSION_TTL_SECONDS
     max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT
+    max_sessions_total: int = TURN_STORE_MAX_SESSIONS_TOTAL
     openai_allow_http: bool = False
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
@@ -271,7 +272,8 @@ def build_app(config: AskServeConfig) -> Starlette:
         turn_store = TurnSessionStore(
             config.sessions_db,
             ttl_seconds=config.session_ttl,
-            max_sessions_per_owner=config.max_sessions_per_subject,
+            max_sessions_per_client=config.max_sessions_per_subject,
+            max_sessions_total=config.max_sessions_total,
         )
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
@@ -440,7 +442,14 @@ def _parser() -> argparse.ArgumentParser:
         "--max-sessions-per-subject",
         type=int,
         default=SESSION_MAX_PER_SUBJECT,
-        help="saved conversations kept per caller (all anonymous readers are one caller)",
+        help="saved conversations kept per caller (Ask: all anonymous readers are one caller;"
+        " turns: per address or IPv6 /64)",
+    )
+    add(
+        "--max-sessions-total",
+        type=int,
+        default=TURN_STORE_MAX_SESSIONS_TOTAL,
+        help="turn sessions kept over all callers; past it new ones are refused (503)",
     )
     add("--index-db", default=":memory:", help="SQLite file for the search index")
     add(
@@ -530,6 +539,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         limit_concurrency=args.limit_concurrency,
         session_ttl=args.session_ttl,
         max_sessions_per_subject=args.max_sessions_per_subject,
+        max_sessions_total=args.max_sessions_total,
         openai_allow_http=args.openai_allow_http,
         rate_limit=args.rate_limit,
         shutdown_deadline=args.shutdown_deadline,
