@@ -11,7 +11,8 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium clean fuzz fuzz-quick page-modules
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server clean fuzz fuzz-quick page-modules mutate
+MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
 FUZZ_RUNS ?= 1000000
@@ -34,6 +35,13 @@ chromium:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
 
+# Debian's redis-server backs the shared rate-limit tests (each test starts its own on loopback).
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing Debian's redis-server for the shared rate-limit tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q redis-server; }
+
 # dist/: incremental (cached wheel downloads, unchanged files are not rewritten).
 site: $(STAMP) $(NODE_STAMP)
 	$(PY) -m agentskit_web.cli build
@@ -49,7 +57,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(NODE_STAMP)
+unit: $(STAMP) $(NODE_STAMP) redis-server
 	$(VENV)/bin/pytest tests
 
 e2e: $(STAMP) chromium site
@@ -62,6 +70,17 @@ fuzz: $(FUZZ_STAMP)
 fuzz-quick: $(FUZZ_STAMP)
 	$(PY) -m fuzz --runs $(FUZZ_QUICK_RUNS)
 
+$(MUTATE_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[mutate]'
+	touch $(MUTATE_STAMP)
+
+# Mutation testing of the bounds, status codes and safety rules ([tool.mutmut] in
+# pyproject.toml: the modules and the tests that guard them); prints every surviving
+# mutant (`.venv/bin/mutmut show NAME` shows one's diff). Not part of `make test`: slow.
+mutate: $(MUTATE_STAMP)
+	$(VENV)/bin/mutmut run
+	$(VENV)/bin/mutmut results
+
 test: lint typecheck unit fuzz-quick e2e
 
 # Re-measure the standard-library modules the pages import (web/page-modules.txt, which
@@ -73,7 +92,7 @@ page-modules: $(STAMP) chromium site
 demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
-bench: $(STAMP) chromium site
+bench: $(STAMP) chromium site redis-server
 	$(PY) -m agentskit_web.bench protocol
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench weight --no-build
@@ -82,7 +101,10 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
+	$(PY) -m agentskit_web.bench static
 	$(PY) -m agentskit_web.bench embed --no-build
+	$(PY) -m agentskit_web.bench scale
+	$(PY) -m agentskit_web.bench index --runs 3
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

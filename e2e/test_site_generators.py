@@ -271,6 +271,12 @@ def _check_layout(page: Page, layout: str, scheme: str) -> None:
     # The site itself follows the scheme too (Material's palette), as the widget does.
     site_scheme = page.evaluate("() => document.body.getAttribute('data-md-color-scheme')")
     assert site_scheme == ("slate" if scheme == "dark" else "default")
+    # The widget's text is the page's size (site-theme="material", from its own stylesheet).
+    sizes = page.evaluate(
+        "() => [getComputedStyle(document.querySelector('agentskit-ask')).fontSize,"
+        " getComputedStyle(document.querySelector('.md-typeset')).fontSize]"
+    )
+    assert sizes[0] == sizes[1], sizes
     if layout == "launcher":
         button = page.locator("agentskit-ask .ak-launcher").bounding_box()
         assert button is not None

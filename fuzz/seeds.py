@@ -93,6 +93,10 @@ def seeds(target: str) -> Iterator[bytes]:
     if target == "markdown_view":
         for page in sorted(DOCS.rglob("*.md")):
             yield page.read_bytes()
+    if target == "turn_submit":
+        from .turn_submit import bound_seeds
+
+        yield from bound_seeds()
     yield from recorded_failures(target)
 
 

@@ -191,6 +191,13 @@ def markdown_view(data: bytes) -> None:
     check(all(isinstance(src, str) for src in images_of(root)), "an image without a source")
 
 
+def _turn_submit(data: bytes) -> None:
+    """A `POST /api/turn` body to the reference server (fuzz/turn_submit.py)."""
+    from .turn_submit import turn_submit
+
+    turn_submit(data)
+
+
 @dataclass(frozen=True)
 class Target:
     """One fuzz target: its entry point and the fixture subjects that seed it."""
@@ -212,5 +219,6 @@ TARGETS: Final = {
         Target("parse_site_config", site_config, ("parse_site_config",)),
         Target("validate_memory_record", memory_record, ("validate_memory_record",)),
         Target("markdown_view", markdown_view, ("render_message",)),
+        Target("turn_submit", _turn_submit, ("decode_turn_event",)),
     )
 }

@@ -284,3 +284,49 @@ def test_an_unfinished_head_past_16_kib_is_refused_at_once(tmp_path: Path) -> No
             when, received = read_until_closed({sock: started}, LATE)[sock]
     assert received.startswith(b"HTTP/1.1 400 ")
     assert when - started < 30.0  # refused for its size, not by the read deadline
+
+
+def test_a_body_dripping_bytes_is_cut_at_the_deadline_not_kept_alive_by_them(
+    tmp_path: Path,
+) -> None:
+    """A byte every 0.1 s must not reset the deadline (it bounds the whole request read).
+
+    Dripping goes on for far longer than the deadline plus `LATE`, so an idle timer
+    reset by each chunk never fires while it lasts; the upper bound (2.5 s past a 1 s
+    deadline) is also below 4x the deadline, so a deadline made 4x longer fails too.
+    """
+    read_timeout = 1.0
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"), body_timeout=60.0)
+    config = AskServeConfig(request_read_timeout=read_timeout)
+    with ThreadedUvicorn(app, config) as server, connect(server.port) as sock:
+        started = time.monotonic()
+        sock.sendall(HEAD + b"Content-Length: 1000\r\n\r\n")  # under 64 KiB
+        sock.setblocking(False)
+        received = b""
+        closed_at = None
+        while time.monotonic() - started < read_timeout + LATE + 5:
+            try:
+                sock.send(b" ")
+            except OSError:  # reset or broken pipe: the server closed it
+                closed_at = time.monotonic()
+                break
+            ready, _, _ = selectors.select.select([sock], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = sock.recv(65_536)
+                except (ConnectionResetError, BlockingIOError):
+                    chunk = b""
+                received += chunk
+                if not chunk:
+                    closed_at = time.monotonic()
+                    break
+    assert closed_at is not None, "dripping bytes kept the connection open past the deadline"
+    assert read_timeout - EARLY <= closed_at - started <= read_timeout + 2.5
+    assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+
+
+def test_the_default_read_deadline_is_15_seconds_and_serve_ask_uses_it() -> None:
+    from agentskit_web.server.connection_guard import REQUEST_READ_TIMEOUT_SECONDS
+
+    assert REQUEST_READ_TIMEOUT_SECONDS == 15.0
+    assert AskServeConfig().request_read_timeout == REQUEST_READ_TIMEOUT_SECONDS

@@ -66,6 +66,27 @@ def test_policy_refuses_what_the_browser_parses_as_unsafe() -> None:
     assert allowed.image("/assets/a.png?next=/logout") is None
     assert allowed.image("/assetsX/a.png") is None
     assert allowed.image("https://evil.example/assets/p.png") is None
+    # Encoded separators and dots pass a text prefix test but not a server's router.
+    for sneaky in (
+        "/assets/..%2F..%2Flogout",
+        "/assets/..%2f..%2flogout",
+        "/assets/..%5C..%5Clogout",
+        "/assets/%2e%2e/logout",
+        "/assets/%2E%2E%2Flogout",
+        "/assets/a%2Fb.png",
+    ):
+        assert allowed.image(sneaky) is None, sneaky
+    assert allowed.image("/assets/a%20b.png") == "http://127.0.0.1:8000/assets/a%20b.png"
+
+
+def test_image_paths_are_checked_after_the_parser_as_a_server_would_route_them() -> None:
+    from agentskit_web.chat.widget_config import image_path_allowed
+
+    assert image_path_allowed("/assets/a.png", "/assets/")
+    assert not image_path_allowed("/assets/../logout", "/assets/")  # an unparsed dot segment
+    assert not image_path_allowed("/assets/./a.png", "/assets/")
+    assert not image_path_allowed("/assets\\..\\logout", "/assets/")
+    assert not image_path_allowed("/other/a.png", "/assets/")
 
 
 def test_a_link_the_browser_refuses_becomes_plain_text() -> None:
@@ -258,6 +279,9 @@ def test_the_log_is_busy_while_streaming_and_shows_the_answer() -> None:
     ]
     assert messages[1].attributes["data-status"] == "complete"
     assert "Hi there" in messages[1].textContent
+    # Each message isolates its own direction (dir=auto; the CSS adds unicode-bidi: isolate),
+    # so a right-to-left answer never reorders the next message.
+    assert [m.attributes.get("dir") for m in messages] == ["auto", "auto"]
     assert log.querySelector('[data-ui="regenerate"]') is not None
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from agentskit_web.protocol.ask_events import ask_event_or_none, ask_event_wire_from_parsed
 from agentskit_web.protocol.content import AssistantTextPart, encode_part_line
@@ -51,10 +52,16 @@ def test_a_str_subclass_goes_to_the_model() -> None:
 
 
 def model_line(part: dict[str, Any]) -> str | None:
+    """The oracle: None only when the model refuses the part, never for any other error.
+
+    A bug in the model path (a TypeError, say) must fail the comparison, not read as
+    "refused" and agree with a fast path that refuses too.
+    """
     try:
-        return dump_json(AssistantTextPart.model_validate(part).to_wire()) + "\n"
-    except Exception:
+        model = AssistantTextPart.model_validate(part)
+    except ValidationError:
         return None
+    return dump_json(model.to_wire()) + "\n"
 
 
 def fast_line(part: dict[str, Any]) -> str | None:

@@ -88,7 +88,10 @@ def test_mkdocs_writes_the_embed_relative_to_each_page_and_copies_prebuilt_asset
         "layout": "launcher",
         "theme": "auto",
         "storage-key": "lumen:ask",
+        "site-theme": "material",  # the widget's stylesheet sizes it: no inline <style>
     }
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert "agentskit-ask){" not in page, "no inline style: a strict style-src blocks it"
     assert _embed(site / "index.html")[0] == "agentskit/agentskit-ask.js"
     assert is_assets_folder(site / "agentskit")
     assert (site / "agentskit" / "runtime.0123456789abcdef" / "pyodide.mjs").is_file()

@@ -66,13 +66,26 @@ ALLOWED: dict[str, frozenset[str]] = {
             "build",
             "bench",
             "testing",
+            # `preview` publishes the widget's assets for a site built without the plugins.
+            "integrations",
         }
     ),
 }
 PAGE_ONLY = ("js", "pyodide", "pyscript")
 PAGE_TOUCHERS = ("browser", "transports.fetch_transport", "bench.page")
 # Modules that open connections or files of the host; the pure layers import none of them.
-HOST_IO = ("socket", "http", "urllib.request", "sqlite3", "httpx", "starlette", "uvicorn")
+HOST_IO = (
+    "socket",
+    "http",
+    "urllib.request",
+    "sqlite3",
+    "httpx",
+    "starlette",
+    "uvicorn",
+    "redis",
+    "prometheus_client",
+    "psycopg",
+)
 PURE_LAYERS = ("protocol", "chat", "answering")
 
 
@@ -93,7 +106,7 @@ def module_name(path: Path) -> str:
 
 def layer_of(module: str) -> str:
     parts = module.split(".")[1:]
-    if not parts or parts[0] in ("lazy_exports", "page_packages"):
+    if not parts or parts[0] in ("lazy_exports", "page_packages", "chromium_sandbox"):
         return "base"
     if parts[:2] == ["bench", "page"]:
         return "bench.page"

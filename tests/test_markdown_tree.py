@@ -256,3 +256,22 @@ def test_code_blocks_show_bidi_and_invisible_characters_with_a_warning() -> None
         assert "1 invisible or direction-changing character" in shown
     plain = text_of(element("div", None, markdown_to_tree("```\nplain\n```\n")))
     assert "invisible" not in plain
+
+
+# Written out here, not read from INVISIBLE_IN_CODE: dropping one from the set must fail a test.
+INVISIBLE_EXPECTED = (
+    0x202A, 0x202B, 0x202C, 0x202D, 0x202E,  # LRE RLE PDF LRO RLO
+    0x2066, 0x2067, 0x2068, 0x2069,  # LRI RLI FSI PDI
+    0x200E, 0x200F, 0x061C,  # LRM RLM ALM
+    0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E, 0x00AD,  # zero-width ones, soft hyphen
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("code_point", INVISIBLE_EXPECTED, ids=lambda c: f"U+{c:04X}")
+def test_each_known_invisible_character_is_marked_in_code(code_point: int) -> None:
+    from agentskit_web.chat.view.markdown_tree import markdown_to_tree
+    from agentskit_web.chat.view.tree import element, text_of
+
+    source = f"```\nok{chr(code_point)}ok\n```\n"
+    shown = text_of(element("div", None, markdown_to_tree(source)))
+    assert f"ok<U+{code_point:04X}>ok" in shown and chr(code_point) not in shown

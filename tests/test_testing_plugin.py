@@ -272,8 +272,43 @@ def test_a_system_chromium_joins_the_launch_arguments(tmp_path: Path) -> None:
     probe = (
         "def test_with_chromium(browser_type_launch_args):\n"
         f"    assert browser_type_launch_args['executable_path'] == {sys.executable!r}\n"
-        "    assert '--no-sandbox' in browser_type_launch_args['args']\n"
+        "    from agentskit_web.chromium_sandbox import sandbox_available\n"
+        "    off = not sandbox_available()\n"
+        "    assert browser_type_launch_args['chromium_sandbox'] is not off\n"
+        "    assert ('--no-sandbox' in browser_type_launch_args['args']) is off\n"
     )
     (tmp_path / "test_probe.py").write_text(probe, encoding="utf-8")
     output = _pytest(tmp_path, "test_probe.py", "--agentskit-chromium", sys.executable)
     assert "1 passed" in output, output
+
+
+def test_the_sandbox_is_on_unless_chromium_refuses_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chromium refuses a sandboxed browser only for root; everyone else gets the sandbox."""
+    from agentskit_web import chromium_sandbox
+    from agentskit_web.bench.harness import CHROMIUM_FLAGS, chromium_launch_options
+
+    assert "--no-sandbox" not in CHROMIUM_FLAGS
+    monkeypatch.setattr(chromium_sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(chromium_sandbox, "_USERNS_SWITCHES", ())
+    assert chromium_sandbox.sandbox_available() and chromium_sandbox.sandbox_args() == []
+    options = chromium_launch_options()
+    assert options["chromium_sandbox"] is True and "--no-sandbox" not in options["args"]
+    monkeypatch.setattr(chromium_sandbox.os, "geteuid", lambda: 0)
+    assert chromium_sandbox.sandbox_args() == ["--no-sandbox"]
+    options = chromium_launch_options()
+    assert options["chromium_sandbox"] is False and "--no-sandbox" in options["args"]
+
+
+def test_a_kernel_without_user_namespaces_keeps_the_sandbox_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from agentskit_web import chromium_sandbox
+
+    switch = tmp_path / "unprivileged_userns_clone"
+    monkeypatch.setattr(chromium_sandbox.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(chromium_sandbox, "_USERNS_SWITCHES", ((str(switch), "0"),))
+    monkeypatch.setattr(chromium_sandbox.sys, "platform", "linux")
+    switch.write_text("0\n")
+    assert not chromium_sandbox.sandbox_available()
+    switch.write_text("1\n")
+    assert chromium_sandbox.sandbox_available()

@@ -166,8 +166,9 @@ def test_snapshots_are_coalesced_and_the_last_is_always_sent(tmp_path: Path) -> 
 
     every = turn(0)
     coalesced = turn(0.05)
-    assert len(every) == len(pieces) + 2
-    assert len(coalesced) < len(every) / 2
+    # Interval 0 still waits as long as the last save took, so deltas may merge.
+    assert 3 <= len(every) <= len(pieces) + 2
+    assert len(coalesced) < len(pieces) / 2
     assert answer_parts(every[-1])[0] == answer_parts(coalesced[-1])[0] == "".join(pieces)
     assert coalesced[-1].payload.status == "complete"
 
@@ -639,7 +640,9 @@ def test_a_long_answer_stays_within_the_record_bound_without_spinning(tmp_path: 
     assert text == "".join(pieces) and len(frames) == 1
     records = decode_assistant_content(final.payload.messages[-1].content).parts
     assert len(records) <= 512
-    assert len(found) == 510 + 2  # one per streamed record, the question and the end
+    # At most one per streamed record, the question and the end (the snapshot clock,
+    # which waits at least as long as a save took, may merge records into one snapshot).
+    assert 3 <= len(found) <= 510 + 2
     assert cpu < 30, "the held text must not be polled in a loop"
 
 
@@ -648,10 +651,10 @@ def test_the_turn_store_shares_the_ask_stores_setup_and_bounds(tmp_path: Path) -
     from agentskit_web.server.turn_store import TurnSessionStore
 
     database = tmp_path / "sessions.db"
-    TurnSessionStore(database, ttl_seconds=0.001, max_sessions_per_owner=1)  # at the limits
+    TurnSessionStore(database, ttl_seconds=0.001, max_sessions_per_client=1)  # at the limits
     SessionStore(database, ttl_seconds=0.001, max_sessions_per_subject=1)  # same file, both set up
     for store, cap in (
-        (TurnSessionStore, "max_sessions_per_owner"),
+        (TurnSessionStore, "max_sessions_per_client"),
         (SessionStore, "max_sessions_per_subject"),
     ):
         with pytest.raises(ValueError):

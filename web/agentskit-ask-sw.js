@@ -12,6 +12,13 @@
 //                                    stylesheets: served network-first, refreshed on every
 //                                    successful response, used only when the network fails.
 //
+// What the pages cache may keep is decided in one block below ("page caching rules"):
+// only responses that may be cached (never no-store or private, never Vary: Cookie,
+// Authorization or *), only the pages that embed the widget (or, when the site names an
+// `offline-scope`, the pages under it), each for at most PAGE_MAX_AGE_MS. A kept page
+// whose fresh copy no longer asks for the cache makes the worker clear its caches and
+// unregister ("forgetting" block).
+//
 // A new build writes a new <version>; on activation every older runtime cache is
 // deleted. Only same-origin GET requests are ever answered here; the Ask endpoint
 // (POST) and everything else go to the network untouched.
@@ -55,19 +62,102 @@ function sameOrigin(url) {
   return url.origin === self.location.origin;
 }
 
-async function networkFirst(request, remember) {
-  const pages = await caches.open(PAGES_CACHE);
+// ---------------------------------------------------------------- page caching rules
+// A shared browser must never show the next user what the last one saw: a response the
+// server marks private (or varying by who asks) is never stored, an entry past its age is
+// never served, and navigations are remembered only for the pages that asked.
+
+const PAGE_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
+const STORED_AT = "x-agentskit-stored-at";
+const CONFIG_CACHE = `${PREFIX}config`;
+const SCOPE_PAGES_KEY = new URL("agentskit-config/scope-pages", BASE).href;
+const PERSONAL_VARY = new Set(["cookie", "authorization", "*"]);
+const NOT_STORABLE = /(?:^|,)\s*(?:no-store|private)\s*(?:[=,]|$)/i;
+
+// Whether a response may go into the pages cache. Set-Cookie is checked for completeness,
+// but the Fetch standard hides it from workers: a page that sets a cookie must also say
+// `private`, `no-store` or `Vary: Cookie` (docs/security.md).
+function mayKeep(response) {
+  if (!response.ok || response.type !== "basic") return false;
+  if (NOT_STORABLE.test(response.headers.get("cache-control") || "")) return false;
+  const vary = (response.headers.get("vary") || "").split(",").map((v) => v.trim().toLowerCase());
+  if (vary.some((name) => PERSONAL_VARY.has(name))) return false;
+  return !response.headers.has("set-cookie");
+}
+
+async function stamped(response) {
+  const headers = new Headers(response.headers);
+  headers.set(STORED_AT, String(Date.now()));
+  const body = await response.blob();
+  return new Response(body, { status: response.status, statusText: response.statusText, headers });
+}
+
+// Store a fresh response, or drop the entry when the page is now private; an error
+// response (a 5xx, a 404) leaves the last good copy for the offline fallback.
+async function remember(pages, key, response) {
+  if (mayKeep(response)) await pages.put(key, await stamped(response.clone()));
+  else if (response.ok) await pages.delete(key);
+}
+
+async function cachedPage(pages, request) {
   const cached = await pages.match(request);
-  if (!remember && !cached) return fetch(request);
+  if (!cached) return undefined;
+  const at = Number(cached.headers.get(STORED_AT));
+  if (Number.isFinite(at) && at > 0 && Date.now() - at <= PAGE_MAX_AGE_MS) return cached;
+  await pages.delete(request);
+  return undefined;
+}
+
+async function scopePagesNamed() {
+  const config = await caches.open(CONFIG_CACHE);
+  return Boolean(await config.match(SCOPE_PAGES_KEY));
+}
+
+async function setScopePages(named) {
+  const config = await caches.open(CONFIG_CACHE);
+  if (named) await config.put(SCOPE_PAGES_KEY, new Response("1"));
+  else await config.delete(SCOPE_PAGES_KEY);
+}
+
+async function networkFirst(request, navigation) {
+  const pages = await caches.open(PAGES_CACHE);
+  const cached = await cachedPage(pages, request);
+  const anyPage = navigation && (await scopePagesNamed());
+  if (!cached && !anyPage) return fetch(request);
+  let response;
   try {
-    const response = await fetch(request);
-    if (response.ok && response.type === "basic") await pages.put(request, response.clone());
-    return response;
+    response = await fetch(request);
   } catch (error) {
     if (cached) return cached;
     throw error;
   }
+  if (navigation && cached && !(await stillAsked(response))) {
+    await forgetEverything();
+    return response;
+  }
+  await remember(pages, request, response);
+  return response;
 }
+// ---------------------------------------------------------------- end of the page caching rules
+
+// ---------------------------------------------------------------- forgetting
+// A site that drops offline="cache" (or the widget) from a page must not leave a worker
+// serving old copies: when a kept page's fresh HTML no longer carries the opt-in, the
+// worker deletes every agentskit-ask cache and unregisters itself.
+
+const OPT_IN = /\boffline\s*=\s*["']?cache\b/i;
+
+async function stillAsked(response) {
+  if (!response.ok || !(response.headers.get("content-type") || "").includes("text/html")) return true;
+  return OPT_IN.test(await response.clone().text());
+}
+
+async function forgetEverything() {
+  const names = await caches.keys();
+  await Promise.all(names.filter((name) => name.startsWith(PREFIX)).map((name) => caches.delete(name)));
+  await self.registration.unregister();
+}
+// ---------------------------------------------------------------- end of forgetting
 
 async function cacheFirst(request) {
   const cached = await caches.match(request, { cacheName: RUNTIME_CACHE });
@@ -90,8 +180,10 @@ self.addEventListener("fetch", (event) => {
 // The loader asks for the page's own files to be kept: {type: "agentskit:keep", urls}.
 // The reply (on the message's port) says how many were stored, once the runtime cache
 // is complete, so the page can tell its reader that it works offline now.
-async function keep(urls) {
+async function keep(urls, scopePages) {
+  await setScopePages(scopePages);
   const pages = await caches.open(PAGES_CACHE);
+  const refused = [];
   const wanted = [...new Set(urls)]
     .map((url) => new URL(url, self.location.href))
     .filter((url) => sameOrigin(url))
@@ -100,7 +192,12 @@ async function keep(urls) {
     wanted.map(async (url) => {
       const response = await fetch(url);
       if (!response.ok || response.type !== "basic") throw new Error(`HTTP ${response.status}`);
-      await pages.put(url, response);
+      if (!mayKeep(response)) {
+        refused.push(url);
+        await pages.delete(url);
+        return;
+      }
+      await pages.put(url, await stamped(response));
     }),
   );
   const runtime = await caches.open(RUNTIME_CACHE);
@@ -108,7 +205,8 @@ async function keep(urls) {
   for (const url of PRECACHED) if (!(await runtime.match(url))) missing.push(url);
   return {
     version: PRECACHE.version,
-    kept: stored.filter((result) => result.status === "fulfilled").length,
+    kept: stored.filter((result) => result.status === "fulfilled").length - refused.length,
+    refused,
     failed: wanted.filter((_, index) => stored[index].status === "rejected"),
     missing,
   };
@@ -119,7 +217,7 @@ self.addEventListener("message", (event) => {
   const port = event.ports[0];
   if (!data || data.type !== "agentskit:keep" || !Array.isArray(data.urls) || !port) return;
   event.waitUntil(
-    keep(data.urls.filter((url) => typeof url === "string")).then(
+    keep(data.urls.filter((url) => typeof url === "string"), data.scopePages === true).then(
       (result) => port.postMessage(result),
       (error) => port.postMessage({ error: String(error && error.message ? error.message : error) }),
     ),

@@ -313,10 +313,18 @@ async function keepOffline(element) {
     const reply = await new Promise((resolve) => {
       const channel = new MessageChannel();
       channel.port1.onmessage = (event) => resolve(event.data);
-      worker.postMessage({ type: "agentskit:keep", urls: keptURLs(element) }, [channel.port2]);
+      // scopePages: the site named a scope, so every page under it may be kept.
+      const message = { type: "agentskit:keep", urls: keptURLs(element), scopePages: Boolean(custom) };
+      worker.postMessage(message, [channel.port2]);
     });
     if (reply.error || reply.missing.length || reply.failed.length) {
       throw new Error(reply.error || `not stored: ${[...reply.missing, ...reply.failed].join(", ")}`);
+    }
+    if ((reply.refused || []).includes(location.href.split("#")[0])) {
+      // The page says it is private (Cache-Control private/no-store or Vary: Cookie).
+      element.dataset.offline = "private";
+      warnOnce("offline", "this page is marked private by its server, so it is not kept offline.");
+      return;
     }
     element.dataset.offline = "ready";
   } catch (error) {

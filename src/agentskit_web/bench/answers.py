@@ -29,11 +29,14 @@ For each retrieval under test, over the same SQLite index of the same corpus:
   retrieved, next to the share of answerable ones wrongly declined;
 - search time per question, p50 and p90 (the search alone, not the quote).
 
-The shipped retrieval is `DocsIndex.search`; the peer is a plain FTS5 BM25
-query (`DocsIndex.search_plain_bm25`): every word OR-ed, equal column
-weights, the index's own Porter stemming but no stopwords, prefixes, query
-expansion, floor or threshold. Every figure is printed for the
-tuning split, the held-out split (never looked at while tuning) and both.
+The shipped retrieval is `SearchIndex.search` (answering/, pure Python); its
+peer is plain BM25 over the same index (`SearchIndex.search_plain_bm25`):
+every word OR-ed, equal field weights, the index's own Porter stemming but no
+stopwords, prefixes, query expansion, floor or threshold. Beside them, the
+same two over the FTS5 search that shipped before (`fts5_baseline`, rows
+"main (FTS5)" and "plain FTS5 BM25"), over the same chunks in the same run.
+Every figure is printed for the tuning split, the held-out split (never looked
+at while tuning) and both.
 """
 
 from __future__ import annotations
@@ -52,9 +55,11 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..answering.chunk import Passage
-from ..server.generators import GenerationError, GenerationRequest, compose_extractive_answer
-from ..server.retrieval import DocsIndex
+from ..answering.chunk import Chunk, Passage
+from ..answering.extractive import NoQuotableText, compose_extractive_answer
+from ..answering.ranking import SearchIndex
+from ..server.retrieval import index_folder
+from .fts5_baseline import DocsIndex
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
 FIXTURES: Final = PROJECT_ROOT / "fixtures"
@@ -73,7 +78,7 @@ ANSWER_SOURCES: Final = 4
 """Passages the extractive answer quotes from: the demo site's `maxSources` (docs/site.json)."""
 RECALL_CUTOFFS: Final = (1, 3)
 SPLITS: Final = ("tuning", "heldout")
-RANKERS: Final = ("shipped", "plain FTS5 BM25")
+RANKERS: Final = ("shipped", "plain BM25", "main (FTS5)", "plain FTS5 BM25")
 
 Split = Literal["tuning", "heldout"]
 Needs = Literal["any", "all", "none"]
@@ -162,8 +167,8 @@ def first_quote_section(question: str, passages: Sequence[Passage]) -> str | Non
     if not passages:
         return None
     try:
-        answer = compose_extractive_answer(GenerationRequest(question, passages))
-    except GenerationError:
+        answer = compose_extractive_answer(question, passages)
+    except NoQuotableText:
         return None
     cited = _CITED_TITLE.search(answer)
     if cited is None:
@@ -293,16 +298,30 @@ class EvalResult:
     notes: tuple[str, ...] = ()
 
 
-def build_index(eval_set: EvalSet, root: Path = PROJECT_ROOT) -> DocsIndex:
-    """The index the demo serves: the eval corpus, with the demo site's retrieval settings."""
+def site_synonyms(root: Path = PROJECT_ROOT) -> tuple[tuple[str, ...], ...]:
+    """The demo site's synonyms (its site config), which the eval of our docs uses."""
     from ..server.ask_app import load_site_config
 
+    return load_site_config(root / SITE_FILE).synonyms
+
+
+def build_index(eval_set: EvalSet, root: Path = PROJECT_ROOT) -> SearchIndex:
+    """The index the demo serves: the eval corpus, with the demo site's retrieval settings."""
     if not isinstance(eval_set.corpus, ProjectDocs):
         raise EvalError("build_index indexes a project docs folder; use corpus_index.")
-    synonyms = load_site_config(root / SITE_FILE).synonyms
-    return DocsIndex.from_folder(
-        root / eval_set.corpus.docs, exclude=eval_set.corpus.exclude, synonyms=synonyms
+    return index_folder(
+        root / eval_set.corpus.docs, exclude=eval_set.corpus.exclude, synonyms=site_synonyms(root)
     )
+
+
+def build_baseline_index(index: SearchIndex, synonyms: Sequence[Sequence[str]] = ()) -> DocsIndex:
+    """The same chunks in the FTS5 search that shipped before answering/ (the baseline)."""
+    baseline = DocsIndex(synonyms=synonyms)
+    baseline.add(
+        Chunk(p.path, p.anchor, p.page_title, p.heading, p.text, p.code)
+        for p in index.all_passages()
+    )
+    return baseline
 
 
 def expected_sections(eval_set: EvalSet) -> set[str]:
@@ -321,7 +340,7 @@ def check_published(eval_set: EvalSet, published: set[str], where: str) -> None:
         )
 
 
-def corpus_index(eval_set: EvalSet, corpora: Path | None) -> tuple[DocsIndex, tuple[str, ...]]:
+def corpus_index(eval_set: EvalSet, corpora: Path | None) -> tuple[SearchIndex, tuple[str, ...]]:
     """The index a corpus's questions are asked against, and notes for the table.
 
     Our docs are indexed as the demo serves them. A shared corpus is built with
@@ -340,8 +359,7 @@ def corpus_index(eval_set: EvalSet, corpora: Path | None) -> tuple[DocsIndex, tu
     built = time.perf_counter() - started
     check_published(eval_set, set(published_sections(site.site_dir)), str(site.site_dir))
     chunks = index_built_site(site.site_dir)
-    index = DocsIndex()
-    index.add(chunks)
+    index = SearchIndex.from_chunks(chunks)
     indexed = set(ranked_sections(index.all_passages()))
     unreachable = sorted(expected_sections(eval_set) - indexed)
     how = "cached site" if site.cached else f"built in {built:.1f} s"
@@ -357,14 +375,18 @@ def run_eval(
     """Score the shipped retrieval and the plain BM25 peer over the same index."""
     eval_set = eval_set or load_eval_set()
     index, notes = corpus_index(eval_set, corpora)
+    synonyms = site_synonyms() if isinstance(eval_set.corpus, ProjectDocs) else ()
+    baseline = build_baseline_index(index, synonyms)
     try:
         rankers: dict[str, Ranker] = {
             RANKERS[0]: index.search,
             RANKERS[1]: index.search_plain_bm25,
+            RANKERS[2]: baseline.search,
+            RANKERS[3]: baseline.search_plain_bm25,
         }
         outcomes = {n: run_ranker(r, eval_set.questions) for n, r in rankers.items()}
     finally:
-        index.close()
+        baseline.close()
     scores = {n: split_scores(found) for n, found in outcomes.items()}
     return EvalResult(scores, outcomes, index.size, name, notes)
 

@@ -16,7 +16,6 @@ from ..page_packages import INSTALLED_AFTER_READY, PAGE_PACKAGE
 
 CHROMIUM_FLAGS = (
     "--headless",
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
@@ -37,7 +36,13 @@ def chromium_executable() -> str:
 
 def chromium_launch_options() -> dict[str, Any]:
     """Keyword arguments for `playwright.chromium.launch`, shared with e2e/."""
-    return {"executable_path": chromium_executable(), "args": list(CHROMIUM_FLAGS)}
+    from ..chromium_sandbox import sandbox_args, sandbox_available
+
+    return {
+        "executable_path": chromium_executable(),
+        "args": [*CHROMIUM_FLAGS, *sandbox_args()],
+        "chromium_sandbox": sandbox_available(),
+    }
 
 
 # ---------------------------------------------------------------- session

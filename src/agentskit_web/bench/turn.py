@@ -15,6 +15,10 @@ the whole conversation, so their total grows with the square of the answer
 unless coalesced. Then, in Chromium, the page fetches the three bodies and
 measures the client's CPU time in Pyodide and the widget's render work
 (bench/page/turn.py), goal: turn render work at most 1.2x the Ask path's.
+
+First it prints the server's worst case (turn_worst.py): the biggest session
+the bounds allow and 500 deltas at once, next to the same turn on an empty
+session.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import gzip
 import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import asdict
 from typing import Any, Final
 
 RECORDS: Final = 512
@@ -250,13 +255,20 @@ def format_turn(wire: dict[str, Any], page: dict[str, Any] | None) -> str:
 
 def turn_command(args: argparse.Namespace) -> int:
     """The `turn` section: record from the real server, measure in Chromium, print (--json)."""
+    from ..server.turn_app import TURN_SNAPSHOT_INTERVAL_SECONDS
     from .harness import open_session
+    from .turn_worst import format_worst, worst_session_figures
 
+    worst = worst_session_figures(TURN_SNAPSHOT_INTERVAL_SECONDS)
+    print(format_worst(worst), flush=True)
     bodies = record_bodies()
     wire = wire_sizes(bodies)
     with open_session(args.dist, build=not args.no_build) as session:
         page = run_in_page(session, bodies)
     print(format_turn(wire, page))
     if args.json:
-        args.json.write_text(json.dumps({"wire": wire, "page": page}, indent=1) + "\n")
+        worst_json = {k: v if k == "interval" else asdict(v) for k, v in worst.items()}
+        args.json.write_text(
+            json.dumps({"wire": wire, "page": page, "worst": worst_json}, indent=1) + "\n"
+        )
     return 0

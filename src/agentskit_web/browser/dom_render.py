@@ -29,6 +29,7 @@ from ..chat.message import ChatMessage, message_parts
 from ..chat.view.markdown_tree import IMAGE_LINK_CLASS
 from ..chat.view.render_plan import BlocksReady, MessageRenderPlan, NodeReady, RenderOp, TailAppend
 from ..chat.view.tree import Child, Node, walk
+from ..chat.widget_config import image_path_allowed
 
 TAIL_NODE_MAX_CHARS: Final = 4_096
 LINK_TARGET: Final = "_blank"
@@ -83,7 +84,7 @@ class UrlPolicy:
         href = self.link(value)
         if url is None or href is None or self._origin(href) != self.origin:
             return None
-        if not str(url.pathname).startswith(self.image_prefix) or str(url.search):
+        if not image_path_allowed(str(url.pathname), self.image_prefix) or str(url.search):
             return None
         return href
 

@@ -205,6 +205,28 @@ def image_prefix_from_attribute(value: str | None) -> str | None:
     return prefix
 
 
+IMAGE_PATH_REFUSED: Final = re.compile(r"%(?:2f|5c|2e)|\\", re.IGNORECASE)
+"""In an image path: an encoded slash, backslash or dot, or a raw backslash.
+
+The browser's URL parser removes plain `.`/`..` segments but keeps `%2F` and
+`%2E` as they are, and many servers decode them before routing:
+`/agentskit/..%2F..%2Flogout` passes a text prefix test and reaches `/logout`."""
+
+
+def image_path_allowed(pathname: str, prefix: str) -> bool:
+    """Whether a parsed URL's path may load as an image under the `images` prefix.
+
+    The path must be free of encoded separators and dots (`IMAGE_PATH_REFUSED`)
+    and of dot segments, then start with the prefix: what the test sees is what
+    any server will route.
+    """
+    if IMAGE_PATH_REFUSED.search(pathname):
+        return False
+    if any(segment in (".", "..") for segment in pathname.split("/")):
+        return False
+    return pathname.startswith(prefix)
+
+
 def _optional(value: str | None) -> str | None:
     return None if value is None or js_is_blank(value) else js_trim(value)
 

@@ -15,16 +15,19 @@ plugins:
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
       with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
+      index: true               # write the site's search index into the assets folder
 ```
 
-Per page: the loader's `<script type="module">` goes into `<head>` (with a
-one-line size fix for the Material theme, see THEME_STYLES); the
+Per page: the loader's `<script type="module">` goes into `<head>` (the
+element carries `site-theme` for the themes in SITE_THEMES); the
 `<agentskit-ask>` element goes after the page's content (inline) or before
 `</body>` (launcher). Every site path is written relative to the page with
 MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
 deep and a site published under a sub-path all work. After the build, the
-assets folder is written into `site_dir`. A bad value stops `mkdocs build`
-with `Plugin 'agentskit-ask' option '...'` and the accepted values.
+assets folder is written into `site_dir`, and the built pages are indexed into
+it (index_step.py: the URLs and anchors as published, below the path of
+`site_url`), one log line saying how many pages, where and how large. A bad
+value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
+from ..indexing.site import SiteIndexError
 from .assets_source import publish_assets
 from .embed import (
     BOOTS,
@@ -55,15 +59,16 @@ from .embed import (
     loader_path,
     loader_tag,
 )
+from .index_step import base_path_of, write_build_index
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
-THEME_STYLES: Final[dict[str, str]] = {
-    # Material sets the root font size to 125% and its text to .8rem; the widget sizes
-    # itself in rem, so without this it would be a quarter larger than the page's text.
-    # :where() has no specificity: a site's own `agentskit-ask { ... }` rule still wins.
-    "material": ":where(agentskit-ask){font-size:.8rem}",
-}
-"""Per-theme touches so the widget matches the page's text out of the box."""
+SITE_THEMES: Final = frozenset({"material"})
+"""Themes the widget's own stylesheet knows (`site-theme` on the element, a `:host` rule).
+
+Material sets the root font size to 125% and its text to .8rem; the widget sizes itself
+in rem, so without the rule it would be a quarter larger than the page's text. The rule
+lives in agentskit-ask.css, not an inline <style> (which `style-src 'self'` blocks), and a
+site's own `agentskit-ask { ... }` rule still wins over `:host`."""
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 
@@ -82,6 +87,7 @@ class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
     with_pyscript = c.Type(bool, default=False)
+    index = c.Type(bool, default=True)
 
 
 class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
@@ -89,8 +95,11 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
 
     def __init__(self) -> None:
         self.options = EmbedOptions()
+        self.site_theme: str | None = None
 
     def on_config(self, config: Any) -> Any:
+        theme = str(config["theme"].name)
+        self.site_theme = theme if theme in SITE_THEMES else None
         try:
             self.options = embed_options(dict(self.config))
         except EmbedConfigError as error:
@@ -104,9 +113,6 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
 
     def on_post_page(self, output: str, page: Any, config: Any) -> str:
         script = loader_tag(get_relative_url(loader_path(self.options), page.url))
-        style = THEME_STYLES.get(str(config["theme"].name))
-        if style is not None:
-            script = f"<style>{style}</style>\n{script}"
         output = _insert_before(_HEAD_END, output, script, page)
         if self.options.layout == "launcher":
             output = _insert_before(_BODY_END, output, self._element(page), page)
@@ -125,9 +131,24 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
         log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+        if not self.config.index:
+            return
+        try:
+            write_build_index(
+                Path(config["site_dir"]),
+                target,
+                base_path=base_path_of(config["site_url"]),
+                site_name=config["site_name"],
+                say=log.info,
+            )
+        except SiteIndexError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
 
     def _element(self, page: Any) -> str:
-        return element_tag(self.options, lambda target: get_relative_url(target, page.url))
+        tag = element_tag(self.options, lambda target: get_relative_url(target, page.url))
+        if self.site_theme is None:
+            return tag
+        return tag.replace("<agentskit-ask ", f'<agentskit-ask site-theme="{self.site_theme}" ', 1)
 
 
 def _insert_before(pattern: re.Pattern[str], output: str, text: str, page: Any) -> str:

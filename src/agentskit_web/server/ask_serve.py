@@ -1,5 +1,12 @@
 """Run the reference Ask backend with uvicorn: `agentskit-web serve-ask` / `serve_ask(...)`.
 
+What it answers from (server/site_source.py): a built site (`--site-dir`: the
+index file the MkDocs plugin or Sphinx extension wrote there, or the folder's
+HTML indexed at start-up), an index file (`--index`), or a folder of
+Markdown/HTML sources (`--docs`, the default `docs/`). The site config is
+optional: `--site FILE`, else `site.json` inside the `--docs` folder, else one
+derived from the site's name (said in one line at start-up).
+
 Everything is validated before the socket opens: a bad site config, a missing
 docs folder, a bearer mode without tokens or an OpenAI-compatible generator
 without its key stop start-up with one clear line (exit status 2), never a
@@ -18,6 +25,7 @@ client address is always the socket's and `X-Forwarded-For` is ignored).
 
 import argparse
 import ipaddress
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -25,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 
@@ -33,17 +42,45 @@ from .ask_app import (
     ASK_MAX_STREAMS_PER_CLIENT,
     DEFAULT_PATH,
     SiteConfigError,
+    SiteSettings,
     create_ask_app,
+    load_site_config,
 )
 from .auth import Authenticator, anonymous, bearer_tokens, load_token_file
 from .connection_guard import REQUEST_READ_TIMEOUT_SECONDS, guarded_h11_protocol
 from .generators import ExtractiveGenerator, Generator, OpenAICompatibleGenerator
-from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
+from .metrics import JsonLinesMetrics, MetricsSink
+from .operations import (
+    SHUTDOWN_DEADLINE_SECONDS,
+    SHUTDOWN_FLUSH_SECONDS,
+    Drain,
+    DrainingServer,
+    Operations,
+    Probe,
+    PrometheusMetrics,
+    mount_operations,
+)
 from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, SessionStore
-from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
+from .rate_limit import (
+    AUTH_FAILURE_CAPACITY,
+    AUTH_FAILURE_REFILL_PER_SECOND,
+    DEFAULT_CAPACITY,
+    DEFAULT_REFILL_PER_SECOND,
+    RateLimiter,
+    TokenBucketLimiter,
+)
+from .retrieval import IndexRetriever
+from .site_source import (
+    SiteSource,
+    chunk_retriever,
+    derived_site_config,
+    from_docs_folder,
+    from_index_file,
+    from_site_dir,
+)
 from .static import bind_socket
 from .turn_app import DEFAULT_TURN_PATH, mount_turn
-from .turn_store import TurnSessionStore
+from .turn_store import TURN_STORE_MAX_SESSIONS_TOTAL, TurnSessionKey, TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
@@ -65,8 +102,15 @@ class StartupError(RuntimeError):
 class AskServeConfig:
     """Everything `serve_ask` needs; the CLI fills it from flags."""
 
-    site: Path = Path("docs/site.json")
+    site: Path | None = None
+    """The site config; None: `site.json` in `docs` when answering from it, else derived."""
     docs: Path = Path("docs")
+    site_dir: Path | None = None
+    """A built site to answer from (takes the place of `docs`)."""
+    index_file: Path | None = None
+    """A site index file to answer from (takes the place of `docs` and `site_dir`)."""
+    base_path: str | None = None
+    """Where `site_dir` is published (None: its index file's, else `/`)."""
     path: str = DEFAULT_PATH
     turn_path: str = DEFAULT_TURN_PATH
     auth: str = "anonymous"
@@ -75,7 +119,6 @@ class AskServeConfig:
     rate_refill: float = DEFAULT_REFILL_PER_SECOND
     metrics_file: Path | None = None
     sessions_db: str = ":memory:"
-    index_db: str = ":memory:"
     generator: str = "extractive"
     openai_url: str | None = None
     openai_model: str | None = None
@@ -90,7 +133,10 @@ class AskServeConfig:
     limit_concurrency: int = SERVER_LIMIT_CONCURRENCY
     session_ttl: float = SESSION_TTL_SECONDS
     max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT
+    max_sessions_total: int = TURN_STORE_MAX_SESSIONS_TOTAL
     openai_allow_http: bool = False
+    rate_limit: str = "memory"
+    shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -128,30 +174,94 @@ def _generator(config: AskServeConfig) -> Generator:
     raise StartupError(f"Unknown generator {config.generator!r} (extractive or openai).")
 
 
+def _limiters(config: AskServeConfig) -> tuple[RateLimiter, RateLimiter]:
+    """The per-client and failed-authentication limiters: in process, or shared in Redis."""
+    if config.rate_limit == "memory":
+        return (
+            TokenBucketLimiter(config.rate_capacity, config.rate_refill),
+            TokenBucketLimiter(AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND),
+        )
+    if config.rate_limit.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from .redis_rate_limit import RedisRateLimiter, redis_client
+        except ImportError as error:
+            raise StartupError(
+                "--rate-limit redis://... needs the redis client: "
+                "pip install 'agentskit-web[scale]'."
+            ) from error
+        try:
+            client = redis_client(config.rate_limit)
+        except ValueError as error:
+            raise StartupError(f"--rate-limit: {error}") from error
+        return (
+            RedisRateLimiter(client, "ask", config.rate_capacity, config.rate_refill),
+            RedisRateLimiter(client, "auth", AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND),
+        )
+    raise StartupError(
+        f"Unknown --rate-limit {config.rate_limit!r} (memory, or a redis:// or rediss:// URL)."
+    )
+
+
+def _readiness_probes(
+    app: Starlette, turn_store: TurnSessionStore, limiter: RateLimiter
+) -> list[Probe]:
+    """Index loaded and session stores answering (gating); limiter reachable (reported)."""
+    ask = app.state.ask
+    probe = TurnSessionKey(ask.site.site_id, "readiness-probe", "readiness-probe")
+
+    async def index() -> bool:
+        retriever = ask.retriever
+        return not isinstance(retriever, IndexRetriever) or retriever.index.size > 0
+
+    async def sessions() -> bool:
+        await anyio.to_thread.run_sync(turn_store.load_sync, probe, abandon_on_cancel=True)
+        store = ask.session_store
+        if store is not None:
+            await anyio.to_thread.run_sync(
+                store.count_sync, ask.site.site_id, "readiness-probe", abandon_on_cancel=True
+            )
+        return True
+
+    async def rate_limiter() -> bool:
+        return await anyio.to_thread.run_sync(limiter.ping, abandon_on_cancel=True)
+
+    # The limiter does not gate: it fails open to local buckets (see operations).
+    return [
+        Probe("index", index),
+        Probe("sessions", sessions),
+        Probe("limiter", rate_limiter, False),
+    ]
+
+
 def build_app(config: AskServeConfig) -> Starlette:
     """The configured app; raises StartupError with a one-line reason."""
-    metrics: MetricsSink = NullMetrics()
+    also: MetricsSink | None = None
     if config.metrics_file is not None:
         try:
-            metrics = JsonLinesMetrics(config.metrics_file)
+            also = JsonLinesMetrics(config.metrics_file)
         except OSError as error:
             raise StartupError(f"Metrics file {config.metrics_file}: {error.strerror}.") from error
+    metrics = PrometheusMetrics(also=also)
+    if not config.shutdown_deadline >= 0:
+        raise StartupError("--shutdown-deadline must be >= 0 seconds.")
+    rate_limiter, auth_failure_limiter = _limiters(config)
     try:
+        source = answer_source(config)
+        site, notes = site_settings(config, source)
         app = create_ask_app(
-            config.site,
-            config.docs,
+            site,
             path=config.path,
+            retriever=chunk_retriever(source.chunks, synonyms=site.synonyms),
             generator=_generator(config),
             authenticate=_authenticator(config),
-            rate_limiter=TokenBucketLimiter(config.rate_capacity, config.rate_refill),
+            rate_limiter=rate_limiter,
+            auth_failure_limiter=auth_failure_limiter,
             session_store=SessionStore(
                 config.sessions_db,
                 ttl_seconds=config.session_ttl,
                 max_sessions_per_subject=config.max_sessions_per_subject,
             ),
             metrics=metrics,
-            index_database=config.index_db,
-            docs_exclude=config.exclude,
             cors_origins=config.cors_origins,
             max_streams_per_client=config.max_streams_per_client,
             body_timeout=config.body_timeout,
@@ -159,14 +269,53 @@ def build_app(config: AskServeConfig) -> Starlette:
         turn_store = TurnSessionStore(
             config.sessions_db,
             ttl_seconds=config.session_ttl,
-            max_sessions_per_owner=config.max_sessions_per_subject,
+            max_sessions_per_client=config.max_sessions_per_subject,
+            max_sessions_total=config.max_sessions_total,
         )
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
     if not config.turn_path.startswith("/") or config.turn_path == config.path:
         raise StartupError("--turn-path must be a path starting with / and differ from --path.")
     mount_turn(app, turn_store, path=config.turn_path)
+    drain = Drain()
+    app.state.ask.shutdown = drain
+    operations = Operations(metrics, drain, _readiness_probes(app, turn_store, rate_limiter))
+    mount_operations(
+        app,
+        operations,
+        routes={config.path: "ask", config.turn_path: "turn"},
+        prefixes={config.turn_path.rstrip("/") + "/": "turn_resume"},
+    )
+    app.state.source = source
+    app.state.startup_notes = notes
     return app
+
+
+def answer_source(config: AskServeConfig) -> SiteSource:
+    """The chunks to answer from: `index_file`, else `site_dir`, else `docs` (SiteSourceError)."""
+    if config.index_file is not None and config.site_dir is not None:
+        raise StartupError("Give --index or --site-dir, not both.")
+    if config.index_file is not None:
+        return from_index_file(config.index_file)
+    if config.site_dir is not None:
+        return from_site_dir(config.site_dir, base_path=config.base_path)
+    return from_docs_folder(config.docs, config.exclude)
+
+
+def site_settings(config: AskServeConfig, source: SiteSource) -> tuple[SiteSettings, list[str]]:
+    """The site config given, or `site.json` beside the Markdown, or one derived (with a note)."""
+    site_file = config.site
+    if site_file is None and config.site_dir is None and config.index_file is None:
+        beside = config.docs / "site.json"
+        site_file = beside if beside.is_file() else None
+    if site_file is not None:
+        return load_site_config(site_file), []
+    derived = load_site_config(derived_site_config(source.site_name))
+    note = (
+        f'No site config: answering as "{derived.assistant_name}" from one corpus '
+        f"({derived.corpus_id}); --site FILE sets the names, limits and synonyms."
+    )
+    return derived, [note]
 
 
 def uvicorn_config(
@@ -228,9 +377,17 @@ def serve_ask(
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
+    source: SiteSource = app.state.source
+    # The URL first: scripts (the bench, the tests) read it from the first line.
     print(f"Ask backend: http://{shown_host}:{bound_port}{config.path}", flush=True)
     print(f"Turn endpoint: http://{shown_host}:{bound_port}{config.turn_path}", flush=True)
-    server = uvicorn.Server(uvicorn_config(app, config, log_level=log_level))
+    print(f"Answering from {source.origin} ({source.pages} pages).", flush=True)
+    for note in app.state.startup_notes:
+        print(note, flush=True)
+    # uvicorn cancels what is left SHUTDOWN_FLUSH_SECONDS after the drain deadline.
+    grace = math.ceil(config.shutdown_deadline + SHUTDOWN_FLUSH_SECONDS)
+    settings = uvicorn_config(app, config, log_level=log_level, timeout_graceful_shutdown=grace)
+    server = DrainingServer(settings, app.state.operations.drain, config.shutdown_deadline)
     try:
         server.run(sockets=[sock])
     finally:
@@ -243,8 +400,25 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve the reference Ask backend over a docs folder.",
     )
     add = parser.add_argument
-    add("--site", type=Path, default=Path("docs/site.json"), help="site config (JSON)")
+    add(
+        "--site",
+        type=Path,
+        default=None,
+        help="site config (JSON); default: site.json in --docs, else derived from the site",
+    )
     add("--docs", type=Path, default=Path("docs"), help="folder of Markdown/HTML pages")
+    add(
+        "--site-dir",
+        type=Path,
+        default=None,
+        help="a built site (MkDocs site/, Sphinx _build/html...): answer citing its URLs",
+    )
+    add("--index", type=Path, default=None, help="a site index file (agentskit-web index)")
+    add(
+        "--base-path",
+        default=None,
+        help="the path --site-dir is published below, e.g. /docs/ (default: its index's, or /)",
+    )
     add("--host", default="127.0.0.1")
     add("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     add("--path", default=DEFAULT_PATH, help="URL path of the Ask endpoint")
@@ -265,9 +439,27 @@ def _parser() -> argparse.ArgumentParser:
         "--max-sessions-per-subject",
         type=int,
         default=SESSION_MAX_PER_SUBJECT,
-        help="saved conversations kept per caller (all anonymous readers are one caller)",
+        help="saved conversations kept per caller (Ask: all anonymous readers are one caller;"
+        " turns: per address or IPv6 /64)",
     )
-    add("--index-db", default=":memory:", help="SQLite file for the search index")
+    add(
+        "--max-sessions-total",
+        type=int,
+        default=TURN_STORE_MAX_SESSIONS_TOTAL,
+        help="turn sessions kept over all callers; past it new ones are refused (503)",
+    )
+    add(
+        "--rate-limit",
+        default="memory",
+        help="where rate-limit buckets live: memory (this process) or redis://host:port/db "
+        "(shared by every instance)",
+    )
+    add(
+        "--shutdown-deadline",
+        type=float,
+        default=SHUTDOWN_DEADLINE_SECONDS,
+        help="seconds running answers get after SIGTERM before they end as interrupted",
+    )
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
     add("--openai-model", help="model name sent to the endpoint")
@@ -317,6 +509,9 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
     return AskServeConfig(
         site=args.site,
         docs=args.docs,
+        site_dir=args.site_dir,
+        index_file=args.index,
+        base_path=args.base_path,
         path=args.path,
         turn_path=args.turn_path,
         auth=args.auth,
@@ -325,7 +520,6 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         rate_refill=args.rate_refill,
         metrics_file=args.metrics_file,
         sessions_db=args.sessions_db,
-        index_db=args.index_db,
         generator=args.generator,
         openai_url=args.openai_url,
         openai_model=args.openai_model,
@@ -340,7 +534,10 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         limit_concurrency=args.limit_concurrency,
         session_ttl=args.session_ttl,
         max_sessions_per_subject=args.max_sessions_per_subject,
+        max_sessions_total=args.max_sessions_total,
         openai_allow_http=args.openai_allow_http,
+        rate_limit=args.rate_limit,
+        shutdown_deadline=args.shutdown_deadline,
     )
 
 

@@ -39,9 +39,12 @@ docs/design/turn.md for this, the lease and the coalescing choice.
 """
 
 import asyncio
+import collections
 import contextlib
+import logging
 import math
 import secrets
+import traceback
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -97,15 +100,25 @@ from .turn_errors import (
     TURN_STREAM_HEADERS,
     TurnErrorSpec,
 )
-from .turn_store import TurnSessionKey, TurnSessionRow, TurnSessionStore
+from .turn_limits import (
+    CAPABILITY_ID_MIN_CHARS,
+    TURN_BUSY_RETRY_AFTER_SECONDS,
+    TURN_INPUT_MAX_CHARS,
+    TURN_SESSION_MAX_BYTES,
+    RunningTurns,
+    is_capability_id,
+)
+from .turn_store import StoreFull, TurnSessionKey, TurnSessionRow, TurnSessionStore
+
+_LOG: Final = logging.getLogger("agentskit_web.turn")
 
 DEFAULT_TURN_PATH: Final = "/api/turn"
 TURN_LEASE_SECONDS: Final = 30.0
 """Server policy: an `activeTurn` lease lasts this long and is renewed by every save."""
 TURN_SNAPSHOT_INTERVAL_SECONDS: Final = 0.016
 """Server policy: at most one streaming snapshot per this interval (about one frame)."""
-ANONYMOUS_SESSION_ID_MIN_CHARS: Final = 22
-"""An anonymous session id is a capability: 22 random letters and digits carry 131 bits."""
+ANONYMOUS_SESSION_ID_MIN_CHARS: Final = CAPABILITY_ID_MIN_CHARS
+"""An anonymous session id is a capability: see `turn_limits.is_capability_id`."""
 ANONYMOUS_OWNER: Final = "anonymous"
 TURN_TEXT_RECORD_BUDGET: Final = ASSISTANT_CONTENT_MAX_RECORDS - 2
 """Text records streamed one per delta; past them the rest of the text waits for the final
@@ -115,8 +128,24 @@ SESSION_DEFINITION_REVISION: Final = 1
 WEAK_SESSION_ID: Final = TurnErrorSpec(
     400,
     "REQUEST_INVALID_EVENT",
-    "Anonymous session ids need at least 128 random bits (22 or more characters).",
+    "Anonymous session ids need at least 128 random bits (22 or more random characters).",
     False,
+)
+INPUT_TOO_LONG: Final = TurnErrorSpec(
+    400,
+    "REQUEST_INVALID_EVENT",
+    f"The input is longer than {TURN_INPUT_MAX_CHARS} characters.",
+    False,
+)
+SESSION_TOO_LARGE: Final = TurnErrorSpec(
+    413,
+    "SESSION_TOO_LARGE",
+    f"This conversation has reached its size limit ({TURN_SESSION_MAX_BYTES // 1024} KiB); "
+    "start a new conversation.",
+    False,
+)
+SERVER_OVERLOADED: Final = TurnErrorSpec(
+    503, "SERVER_OVERLOADED", "The server is busy; try again shortly.", True
 )
 BAD_LINEAGE: Final = TurnErrorSpec(
     400,
@@ -211,17 +240,31 @@ def _plain_text(content: str) -> str:
 # --------------------------------------------------------------------------- a running turn
 
 
+RUN_RETAINED_LINES: Final = 2
+"""Lines a running turn keeps for followers: the latest snapshot and a closing diagnostic.
+
+Every snapshot is the whole session, so a follower that falls behind loses
+nothing by skipping to the newest; keeping every line sent (as before) held
+the whole response in memory until the turn ended."""
+
+
 @dataclass(slots=True)
 class _TurnRun:
-    """The lines of one turn so far; followers wait for more until `done`."""
+    """A running turn's newest lines; followers wait for newer ones until `done`."""
 
     key: TurnSessionKey
-    lines: list[bytes] = field(default_factory=list)
+    client: str = ""
+    lines: collections.deque[bytes] = field(
+        default_factory=lambda: collections.deque(maxlen=RUN_RETAINED_LINES)
+    )
+    count: int = 0
+    """Lines pushed so far; the retained ones are the last `len(lines)` of them."""
     done: bool = False
     _changed: anyio.Event = field(default_factory=anyio.Event)
 
     def push(self, line: str) -> None:
         self.lines.append((line + "\n").encode())
+        self.count += 1
         self._signal()
 
     def finish(self) -> None:
@@ -233,10 +276,13 @@ class _TurnRun:
         changed.set()
 
     async def follow(self, start: int) -> AsyncIterator[bytes]:
+        """Lines from number `start` on, skipping to the oldest retained one when behind."""
         index = start
         while True:
-            while index < len(self.lines):
-                yield self.lines[index]
+            while index < self.count:
+                first = self.count - len(self.lines)
+                index = max(index, first)
+                yield self.lines[index - first]
                 index += 1
             if self.done:
                 return
@@ -260,6 +306,8 @@ class _TurnState:
     content: list[str] = field(default_factory=lambda: [ASSISTANT_CONTENT_PREFIX])
     answer_chars: int = 0
     pending: list[str] = field(default_factory=list)
+    save_seconds: float = 0.0
+    """How long the last save took: the snapshot clock waits at least this long."""
 
     @property
     def cursor(self) -> int:
@@ -286,13 +334,19 @@ class TurnEndpoint:
         *,
         lease_seconds: float = TURN_LEASE_SECONDS,
         snapshot_interval: float = TURN_SNAPSHOT_INTERVAL_SECONDS,
+        running: RunningTurns | None = None,
+        session_max_bytes: int = TURN_SESSION_MAX_BYTES,
     ) -> None:
-        if lease_seconds <= 0 or snapshot_interval < 0:
-            raise ValueError("The lease must be positive and the snapshot interval >= 0.")
+        if lease_seconds <= 0 or snapshot_interval < 0 or session_max_bytes < 1:
+            raise ValueError(
+                "The lease and session bound must be positive and the snapshot interval >= 0."
+            )
         self.ask = ask
         self.store = store
         self.lease_seconds = lease_seconds
         self.snapshot_interval = snapshot_interval
+        self.running = running or RunningTurns(per_client=ask.max_streams_per_client)
+        self.session_max_bytes = session_max_bytes
         self._runs: dict[TurnSessionKey, _TurnRun] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -307,9 +361,10 @@ class TurnEndpoint:
             await self.ask._send_preflight(send, cors)
             return
         admission = _Admission()
+        reservation = _Reservation()
         try:
             try:
-                run = await self._admit_submit(scope, receive, headers, admission)
+                run = await self._admit_submit(scope, receive, headers, admission, reservation)
             except _TurnReject as reject:
                 if not admission.body_read:
                     reject.headers.setdefault("connection", "close")
@@ -320,6 +375,8 @@ class TurnEndpoint:
             await self._follow(run, 0, receive, send, cors)
         finally:
             self.ask._release_slot(admission)
+            if reservation.client is not None:  # admitted but never started
+                self.running.release(reservation.client)
 
     async def resume_app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -331,8 +388,8 @@ class TurnEndpoint:
         except _TurnReject as reject:
             await _send_error(send, reject, cors)
             return
-        if run is not None and run.lines:
-            await self._follow(run, len(run.lines) - 1, receive, send, cors)
+        if run is not None and run.count:
+            await self._follow(run, run.count - 1, receive, send, cors)
             return
         body = (line + "\n").encode()
         await send(
@@ -363,13 +420,18 @@ class TurnEndpoint:
     def _owner(self, principal: Any, session_id: str) -> str | None:
         """The key's owner, or None when an anonymous id is too weak to be a capability."""
         if principal.anonymous:
-            if len(session_id) < ANONYMOUS_SESSION_ID_MIN_CHARS:
+            if not is_capability_id(session_id):
                 return None
             return ANONYMOUS_OWNER
         return f"sub:{principal.subject}"
 
     async def _admit_submit(
-        self, scope: Scope, receive: Receive, headers: Headers, admission: _Admission
+        self,
+        scope: Scope,
+        receive: Receive,
+        headers: Headers,
+        admission: _Admission,
+        reservation: "_Reservation",
     ) -> _TurnRun:
         if scope["method"] != "POST":
             raise _TurnReject.of(REQUEST_METHOD_NOT_ALLOWED, allow="POST")
@@ -387,12 +449,24 @@ class TurnEndpoint:
                     retryable=True,
                     headers={"retry-after": str(decision.retry_after_seconds)},
                 )
+            self._reserve(principal.rate_key, reservation)
             body = await self.ask._read_body(receive, headers)
         except _Reject as reject:
             raise _from_ask(reject) from None
         admission.body_read = True
         submit = self._parse_submit(body, principal)
-        return await self._start(submit)
+        return await self._start(submit, reservation)
+
+    def _reserve(self, client: str, reservation: "_Reservation") -> None:
+        """Count this turn against the running-turn caps (held until the turn's last save)."""
+        refusal = self.running.take(client)
+        if refusal is None:
+            reservation.client = client
+            return
+        retry = {"retry-after": str(refusal.retry_after)}
+        if refusal.status == 429:
+            raise _Reject(429, "ASK_RATE_LIMITED", "streams", retryable=True, headers=retry)
+        raise _TurnReject.of(SERVER_OVERLOADED, **retry)
 
     def _parse_submit(self, body: bytes, principal: Any) -> _Submit:
         raw = parse_json(body)
@@ -402,6 +476,8 @@ class TurnEndpoint:
         if not result.ok or not isinstance(result.event, SubmitTurnEvent):
             raise _TurnReject.of(REQUEST_INVALID_EVENT)
         event: SubmitTurnEvent = result.event
+        if js_length(event.payload.input) > TURN_INPUT_MAX_CHARS:
+            raise _TurnReject.of(INPUT_TOO_LONG)
         lineage: dict[str, Any] = {"operation": "submit"}
         payload = raw.get("payload") if isinstance(raw, dict) else None
         offered = payload.get("lineage") if isinstance(payload, dict) else None
@@ -505,9 +581,14 @@ class TurnEndpoint:
 
     # -- starting a turn ----------------------------------------------------------
 
-    async def _start(self, submit: _Submit) -> _TurnRun:
+    async def _start(self, submit: _Submit, reservation: "_Reservation") -> _TurnRun:
         event = submit.event
-        key = TurnSessionKey(self.ask.site.site_id, submit.principal_owner, event.session_id)
+        key = TurnSessionKey(
+            self.ask.site.site_id,
+            submit.principal_owner,
+            event.session_id,
+            client_key=reservation.client or "",
+        )
         row = await self._load(key)
         if row is not None and row.envelope.active_turn is not None:
             if not self._lease_expired(row) or key in self._runs:
@@ -534,6 +615,8 @@ class TurnEndpoint:
                 }
             )
         base = _bounded(base)
+        if len(dump_json(base).encode()) > self.session_max_bytes:
+            raise _TurnReject.of(SESSION_TOO_LARGE)
         history = tuple(
             ChatTurn(
                 m["role"], _plain_text(m["content"]) if m["role"] == "assistant" else m["content"]
@@ -565,11 +648,17 @@ class TurnEndpoint:
             saved = await self._save(
                 key, envelope, state.messages(), line, row.cursor if row else None
             )
-        except (PersistenceError, ValueError):
+        except StoreFull:
+            raise _TurnReject.of(
+                SERVER_OVERLOADED, **{"retry-after": str(TURN_BUSY_RETRY_AFTER_SECONDS)}
+            ) from None
+        except (PersistenceError, ValueError) as error:
+            _log_failure("the first save failed", key.session_id, turn_id, error)
             raise _TurnReject.of(SERVER_INTERNAL) from None
         if not saved:
             raise _TurnReject.of(SESSION_CONFLICT)
-        run = _TurnRun(key)
+        run = _TurnRun(key, client=reservation.client or "")
+        reservation.client = None  # the run releases it when the turn ends
         run.push(line)
         self._runs[key] = run
         task = asyncio.get_running_loop().create_task(self._run(state, run))
@@ -693,7 +782,10 @@ class TurnEndpoint:
         previous = state.envelope
         state.envelope = envelope
         line = self._state_line(state, status, error)
-        if not await self._save(state.key, envelope, state.messages(), line, expected):
+        started = self.ask.clock.monotonic()
+        saved = await self._save(state.key, envelope, state.messages(), line, expected)
+        state.save_seconds = self.ask.clock.monotonic() - started
+        if not saved:
             state.envelope = previous
             return False
         run.push(line)
@@ -712,12 +804,20 @@ class TurnEndpoint:
         try:
             ok = await self._produce(state, run, recorder)
             if not ok:
+                _LOG.warning(
+                    "turn lost its session to another writer: session=%s turn=%s",
+                    state.key.session_id,
+                    state.turn_id,
+                )
                 self._diagnostic(run, state, SESSION_CONFLICT)
-        except Exception:
+        except Exception as error:
+            _log_failure("turn failed", state.key.session_id, state.turn_id, error)
             self._diagnostic(run, state, SERVER_INTERNAL)
         finally:
             run.finish()
             self._runs.pop(state.key, None)
+            if run.client:
+                self.running.release(run.client)
 
     def _diagnostic(self, run: _TurnRun, state: _TurnState, spec: TurnErrorSpec) -> None:
         event = {
@@ -809,11 +909,19 @@ class TurnEndpoint:
         return False
 
     async def _coalesce(self, state: _TurnState, run: _TurnRun, receiver: Any) -> bool | None:
-        """Deltas into snapshots, at most one per `snapshot_interval`; see `_generate`."""
+        """Deltas into snapshots on a clock; see `_generate`.
+
+        The interval is counted from the end of the last save and is at least
+        as long as that save took, so there is at most one snapshot per
+        `snapshot_interval` whatever a save costs, and saving never takes more
+        than about half of a turn's time however large the session is (with
+        the interval counted from the save's start, a save slower than the
+        interval made every queued delta its own snapshot).
+        """
         last_flush = -math.inf
-        interval = self.snapshot_interval
         held = False  # past the record budget: text waits for the end, no timer needed
         while True:
+            interval = max(self.snapshot_interval, state.save_seconds)
             wait = None
             if state.pending and not held:
                 wait = max(0.0, interval - (self.ask.clock.monotonic() - last_flush))
@@ -835,9 +943,9 @@ class TurnEndpoint:
             if not self._flush_text(state, final=False):
                 held = bool(state.pending)
                 continue
-            last_flush = self.ask.clock.monotonic()
             if not await self._commit(state, run, "streaming"):
                 return None
+            last_flush = self.ask.clock.monotonic()
 
     @staticmethod
     def _flush_text(state: _TurnState, *, final: bool) -> bool:
@@ -906,6 +1014,34 @@ class TurnEndpoint:
         """Wait for every detached turn to end (tests, shutdown)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+
+@dataclass(slots=True)
+class _Reservation:
+    """The client key holding a running-turn slot, until a started run takes it over."""
+
+    client: str | None = None
+
+
+def _log_failure(what: str, session_id: str, turn_id: str, error: BaseException) -> None:
+    """Log an unexpected failure with its ids, type and place, never its message.
+
+    Exception messages can quote the input (a validation error repeats the
+    value it refused), so only the type and the frames' file:line are logged.
+    """
+    leaf = error
+    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:  # a task group's failure
+        leaf = leaf.exceptions[0]
+    frames = traceback.extract_tb(leaf.__traceback__)
+    where = " <- ".join(f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}" for f in frames[::-1][:6])
+    _LOG.error(
+        "%s: session=%s turn=%s error=%s at %s",
+        what,
+        session_id,
+        turn_id,
+        type(leaf).__name__,
+        where or "?",
+    )
 
 
 class _Asgi:

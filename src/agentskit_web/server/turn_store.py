@@ -18,15 +18,27 @@ The owner is part of the key: a bearer caller's sessions are keyed by its
 subject, anonymous callers all share the owner `anonymous` and are told apart
 by the session id alone (which is why anonymous ids must carry >= 128 random
 bits). A caller naming an id that another owner uses simply does not see that
-row. Rows not written for `ttl_seconds` are forgotten, and each owner keeps
-at most `max_sessions_per_owner` rows (oldest first out), as for Ask records.
+row.
+
+Bounds, applied in this order when a new session is stored:
+
+1. rows not written for `ttl_seconds` are deleted (expired sessions go first);
+2. each client key (the rate limiter's key: an address or /64 for anonymous
+   callers, the subject for bearer ones) keeps at most
+   `max_sessions_per_client` rows; storing one more removes that client's
+   oldest. The cap is per client, not per owner: all anonymous readers share
+   one owner, and a per-owner cap let one address evict everyone else's
+   sessions;
+3. the whole store holds at most `max_sessions_total` rows: past it a new
+   session is refused (`StoreFull`), never made room for by evicting another
+   client's session.
 """
 
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,11 +65,23 @@ CREATE TABLE IF NOT EXISTS turn_sessions (
     messages TEXT NOT NULL,
     last_snapshot TEXT NOT NULL,
     updated_at REAL NOT NULL,
+    client_key TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (site_id, owner, session_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS turn_sessions_by_owner_age
     ON turn_sessions (site_id, owner, updated_at);
+CREATE INDEX IF NOT EXISTS turn_sessions_by_age ON turn_sessions (updated_at);
 """
+_CLIENT_INDEX: Final = (
+    "CREATE INDEX IF NOT EXISTS turn_sessions_by_client_age"
+    " ON turn_sessions (site_id, client_key, updated_at)"
+)
+TURN_STORE_MAX_SESSIONS_TOTAL: Final = 50_000
+"""Server policy: sessions one turn store keeps over all clients; past it new ones are refused."""
+
+
+class StoreFull(PersistenceError):
+    """The store holds `max_sessions_total` live sessions: a new one is refused, none evicted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +89,8 @@ class TurnSessionKey:
     site_id: str
     owner: str
     session_id: str
+    client_key: str = field(default="", compare=False)
+    """Who stored the session (the rate limiter's key); not part of its identity."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,15 +139,29 @@ class TurnSessionStore:
         database: str | Path = ":memory:",
         *,
         ttl_seconds: float = SESSION_TTL_SECONDS,
-        max_sessions_per_owner: int = SESSION_MAX_PER_SUBJECT,
+        max_sessions_per_client: int = SESSION_MAX_PER_SUBJECT,
+        max_sessions_total: int = TURN_STORE_MAX_SESSIONS_TOTAL,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        check_store_bounds(ttl_seconds, max_sessions_per_owner)
+        check_store_bounds(ttl_seconds, max_sessions_per_client)
+        check_store_bounds(ttl_seconds, max_sessions_total)
         self.ttl_seconds = ttl_seconds
-        self.max_sessions_per_owner = max_sessions_per_owner
+        self.max_sessions_per_client = max_sessions_per_client
+        self.max_sessions_total = max_sessions_total
         self._clock = clock
         self._lock = threading.Lock()
         self._db = open_database(database, _SCHEMA)
+        self._add_client_column()
+
+    def _add_client_column(self) -> None:
+        """A database written before sessions had a client key gains the column (empty key)."""
+        with self._lock, self._db:
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(turn_sessions)")}
+            if "client_key" not in columns:
+                self._db.execute(
+                    "ALTER TABLE turn_sessions ADD COLUMN client_key TEXT NOT NULL DEFAULT ''"
+                )
+            self._db.execute(_CLIENT_INDEX)
 
     # -- synchronous core ---------------------------------------------------
 
@@ -152,7 +192,8 @@ class TurnSessionStore:
 
         `expected_cursor=None` means create-only. The envelope and the messages
         are validated first (ValueError / ProtocolError for the host's bug);
-        the envelope's session id must be the key's. False when the CAS lost.
+        the envelope's session id must be the key's. False when the CAS lost;
+        `StoreFull` when a new session would pass `max_sessions_total`.
         """
         value = _valid_envelope(envelope)
         if value.session_id != key.session_id:
@@ -167,8 +208,9 @@ class TurnSessionStore:
                         "DELETE FROM turn_sessions WHERE updated_at < ?",
                         (now - self.ttl_seconds,),
                     )
+                    self._check_room(key)
                     cursor = self._db.execute(
-                        "INSERT OR IGNORE INTO turn_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT OR IGNORE INTO turn_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             key.site_id,
                             key.owner,
@@ -178,6 +220,7 @@ class TurnSessionStore:
                             text,
                             last_snapshot,
                             now,
+                            key.client_key,
                         ),
                     )
                     if cursor.rowcount == 1:
@@ -204,20 +247,38 @@ class TurnSessionStore:
             raise PersistenceError("Turn session store write failed.") from error
         return changed == 1
 
-    def _evict_oldest(self, kept: TurnSessionKey) -> None:
+    def _check_room(self, key: TurnSessionKey) -> None:
+        """Refuse a new session when the store is full, unless it replaces one of this client's.
+
+        A client at its own cap evicts its own oldest session, so the store does
+        not grow; anyone else is refused rather than allowed to evict others.
+        """
+        (total,) = self._db.execute("SELECT COUNT(*) FROM turn_sessions").fetchone()
+        if int(total) < self.max_sessions_total:
+            return
+        if self._client_count(key) >= self.max_sessions_per_client:
+            return
+        raise StoreFull("The turn session store is full.")
+
+    def _client_count(self, key: TurnSessionKey) -> int:
         (count,) = self._db.execute(
-            "SELECT COUNT(*) FROM turn_sessions WHERE site_id = ? AND owner = ?",
-            (kept.site_id, kept.owner),
+            "SELECT COUNT(*) FROM turn_sessions WHERE site_id = ? AND client_key = ?",
+            (key.site_id, key.client_key),
         ).fetchone()
-        excess = int(count) - self.max_sessions_per_owner
+        return int(count)
+
+    def _evict_oldest(self, kept: TurnSessionKey) -> None:
+        """Past its cap, the client that just stored `kept` loses its oldest other sessions."""
+        excess = self._client_count(kept) - self.max_sessions_per_client
         if excess <= 0:
             return
         self._db.execute(
-            "DELETE FROM turn_sessions WHERE site_id = ? AND owner = ? AND session_id IN ("
-            " SELECT session_id FROM turn_sessions"
-            " WHERE site_id = ? AND owner = ? AND session_id != ?"
+            "DELETE FROM turn_sessions WHERE (site_id, owner, session_id) IN ("
+            " SELECT site_id, owner, session_id FROM turn_sessions"
+            " WHERE site_id = ? AND client_key = ?"
+            " AND NOT (owner = ? AND session_id = ?)"
             " ORDER BY updated_at ASC, session_id ASC LIMIT ?)",
-            (kept.site_id, kept.owner, kept.site_id, kept.owner, kept.session_id, excess),
+            (kept.site_id, kept.client_key, kept.owner, kept.session_id, excess),
         )
 
     # -- async facade ---------------------------------------------------------
@@ -242,4 +303,10 @@ class TurnSessionStore:
             self._db.close()
 
 
-__all__ = ["TurnSessionKey", "TurnSessionRow", "TurnSessionStore"]
+__all__ = [
+    "TURN_STORE_MAX_SESSIONS_TOTAL",
+    "StoreFull",
+    "TurnSessionKey",
+    "TurnSessionRow",
+    "TurnSessionStore",
+]

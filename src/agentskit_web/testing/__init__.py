@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from ..chromium_sandbox import sandbox_args, sandbox_available
+
 if TYPE_CHECKING:
     from .scripted_server import AskServer
     from .widget import AskWidget
@@ -76,7 +78,7 @@ __all__ = [
 
 CHROMIUM_ENV = "AGENTSKIT_CHROMIUM"
 IN_PAGE_SCHEMES = frozenset({"data", "blob", "about"})
-SYSTEM_CHROMIUM_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-quic")
+SYSTEM_CHROMIUM_ARGS = ("--disable-gpu", "--disable-quic")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -120,6 +122,10 @@ def pytest_fixture_setup(
         if path is not None and "executable_path" not in result:
             result["executable_path"] = path
             result["args"] = [*result.get("args", []), *SYSTEM_CHROMIUM_ARGS]
+        if "chromium_sandbox" not in result:
+            # The sandbox wherever Chromium allows it (not as root: see chromium_sandbox.py).
+            result["args"] = [*result.get("args", []), *sandbox_args()]
+            result["chromium_sandbox"] = sandbox_available()
     return result
 
 
