@@ -15,6 +15,7 @@ plugins:
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
       with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
+      index: true               # write the site's search index into the assets folder
 ```
 
 Per page: the loader's `<script type="module">` goes into `<head>` (the
@@ -23,8 +24,10 @@ element carries `site-theme` for the themes in SITE_THEMES); the
 `</body>` (launcher). Every site path is written relative to the page with
 MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
 deep and a site published under a sub-path all work. After the build, the
-assets folder is written into `site_dir`. A bad value stops `mkdocs build`
-with `Plugin 'agentskit-ask' option '...'` and the accepted values.
+assets folder is written into `site_dir`, and the built pages are indexed into
+it (index_step.py: the URLs and anchors as published, below the path of
+`site_url`), one log line saying how many pages, where and how large. A bad
+value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
+from ..indexing.site import SiteIndexError
 from .assets_source import publish_assets
 from .embed import (
     BOOTS,
@@ -55,6 +59,7 @@ from .embed import (
     loader_path,
     loader_tag,
 )
+from .index_step import base_path_of, write_build_index
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
 SITE_THEMES: Final = frozenset({"material"})
@@ -82,6 +87,7 @@ class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
     with_pyscript = c.Type(bool, default=False)
+    index = c.Type(bool, default=True)
 
 
 class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
@@ -125,6 +131,18 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
         log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+        if not self.config.index:
+            return
+        try:
+            write_build_index(
+                Path(config["site_dir"]),
+                target,
+                base_path=base_path_of(config["site_url"]),
+                site_name=config["site_name"],
+                say=log.info,
+            )
+        except SiteIndexError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
 
     def _element(self, page: Any) -> str:
         tag = element_tag(self.options, lambda target: get_relative_url(target, page.url))
