@@ -479,6 +479,6 @@ def test_the_shipped_coverage_threshold_keeps_a_share_at_it_and_declines_one_und
 
 
 def test_the_coverage_threshold_lies_in_the_gap_calibrated_on_three_corpora() -> None:
-    """docs/design/answer-eval.md: every value in (0.384, 0.392] scores best on the tuning
+    """docs/design/answer-eval.md: every value in (0.388, 0.3916] scores best on the tuning
     halves of all three evals; a value outside it was measured worse on one of them."""
-    assert 0.384 < decline.NOT_FOUND_COVERAGE <= 0.392
+    assert 0.388 < decline.NOT_FOUND_COVERAGE <= 0.3916
