@@ -698,10 +698,53 @@ def definition_from_config(config: WidgetConfig, notices: list[str]) -> tuple[Ch
         adapter = create_turn_adapter(endpoint=config.endpoint)
         memory = TurnMemory(adapter, memory, session_key=config.storage_key + ":session")
     else:
-        adapter = create_ask_adapter(
+        adapter = _ask_or_static_adapter(config, static_index_url())
+    return define_chat(id=config.chat_id, adapter=adapter, memory=memory), storage
+
+
+def answers_mode(config: WidgetConfig, static_index: str | None) -> str:
+    """`static` when the page answers from the site's static index (no `endpoint` named
+    and an index published), else `backend` (with the index behind it as a fallback)."""
+    if config.protocol == "ask" and not config.endpoint_set and static_index is not None:
+        return "static"
+    return "backend"
+
+
+def _ask_or_static_adapter(config: WidgetConfig, static_index: str | None) -> Any:
+    """The Ask adapter the element describes: static answers, the backend, or the backend
+    with the static index behind it (chat/static_answers.py)."""
+    if static_index is None:
+        return create_ask_adapter(
             endpoint=config.endpoint, corpus=config.corpus, persona=config.persona
         )
-    return define_chat(id=config.chat_id, adapter=adapter, memory=memory), storage
+    from ..chat.static_answers import FallbackAdapter, create_static_answers_adapter
+
+    static = create_static_answers_adapter(manifest_url=static_index)
+    if answers_mode(config, static_index) == "static":
+        return static
+    backend = create_ask_adapter(
+        endpoint=config.endpoint, corpus=config.corpus, persona=config.persona
+    )
+    return FallbackAdapter(backend, static)
+
+
+def static_index_url() -> str | None:
+    """The static index manifest the loader was told about at build time (an absolute
+    same-origin URL), or None when the site published none or there is no loader."""
+    try:
+        page = _page()
+        value = page.agentskitAsk.staticIndex
+    except Exception:  # no loader on this page (a page mounting the widget itself)
+        return None
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        target = page.URL.new(value, page.location.href)
+    except Exception:
+        return None
+    if str(target.origin) != str(page.location.origin):
+        return None  # never another origin, whatever the global says
+    return str(target.href)
 
 
 def _ensure_stylesheet(document: Any, root: Any) -> None:
@@ -761,6 +804,7 @@ async def mount(
         host, definition, settings, knowledge=knowledge, storage=storage, notices=notices
     )
     host.setAttribute("data-mounted", "")
+    host.setAttribute("data-answers", _answers_shown(definition))
     widget.input.value = typed
     if focused:
         widget.input.focus()
@@ -776,6 +820,12 @@ async def mount(
             _load_knowledge(widget, settings.knowledge_url)
         )
     return widget
+
+
+def _answers_shown(definition: ChatDefinition) -> str:
+    """`data-answers`: what answers this element's questions, as its adapter says
+    (`StaticAnswersAdapter.answers`); any other adapter is a backend."""
+    return "static" if getattr(definition.adapter, "answers", None) == "static" else "backend"
 
 
 def _with_suggestions(config: WidgetConfig, suggestions: Sequence[str]) -> WidgetConfig:
