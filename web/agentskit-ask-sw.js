@@ -12,6 +12,12 @@
 //                                    stylesheets: served network-first, refreshed on every
 //                                    successful response, used only when the network fails.
 //
+//   agentskit-ask:index              the static index files (index/ beside this worker:
+//                                    a manifest and parts with content-hashed names),
+//                                    kept as pages fetch them and served cache-first, so
+//                                    a question whose parts were fetched once is answered
+//                                    offline;
+//
 // A new build writes a new <version>; on activation every older runtime cache is
 // deleted. Only same-origin GET requests are ever answered here; the Ask endpoint
 // (POST) and everything else go to the network untouched.
@@ -26,6 +32,8 @@ const RUNTIME_CACHE = `${RUNTIME_PREFIX}${PRECACHE.version}`;
 const PAGES_CACHE = `${PREFIX}pages`;
 const BASE = new URL(".", self.location.href);
 const PRECACHED = new Set(PRECACHE.files.map((name) => new URL(name, BASE).href));
+const INDEX_CACHE = `${PREFIX}index`;
+const INDEX_FOLDER = new URL("index/", BASE).href;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -74,6 +82,28 @@ async function cacheFirst(request) {
   return cached || fetch(request);
 }
 
+// ---------------------------------------------------------------- static index files
+// Content-hashed, so a kept copy is always right; a response a server marks private or
+// no-store is passed on and never kept.
+function isIndexFile(url) {
+  return url.href.startsWith(INDEX_FOLDER);
+}
+
+function keepable(response) {
+  const control = (response.headers.get("cache-control") || "").toLowerCase();
+  return response.ok && response.type === "basic" && !/\b(private|no-store)\b/.test(control);
+}
+
+async function indexFile(request) {
+  const cache = await caches.open(INDEX_CACHE);
+  const cached = await cache.match(request);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (keepable(response)) await cache.put(request, response.clone());
+  return response;
+}
+// ---------------------------------------------------------------- end of static index files
+
 self.addEventListener("fetch", (event) => {
   const { request } = event;
   if (request.method !== "GET") return;
@@ -82,6 +112,10 @@ self.addEventListener("fetch", (event) => {
   url.hash = "";
   if (PRECACHED.has(url.href)) {
     event.respondWith(cacheFirst(request));
+    return;
+  }
+  if (isIndexFile(url)) {
+    event.respondWith(indexFile(request));
     return;
   }
   event.respondWith(networkFirst(request, request.mode === "navigate"));
@@ -96,8 +130,16 @@ async function keep(urls) {
     .map((url) => new URL(url, self.location.href))
     .filter((url) => sameOrigin(url))
     .map((url) => ((url.hash = ""), url.href));
+  const index = await caches.open(INDEX_CACHE);
   const stored = await Promise.allSettled(
     wanted.map(async (url) => {
+      if (isIndexFile(new URL(url))) {
+        // Already fetched by the page, so from the HTTP cache; kept only if keepable.
+        const response = await fetch(url, { cache: "force-cache" });
+        if (!keepable(response)) throw new Error(`HTTP ${response.status}`);
+        await index.put(url, response);
+        return;
+      }
       const response = await fetch(url);
       if (!response.ok || response.type !== "basic") throw new Error(`HTTP ${response.status}`);
       await pages.put(url, response);

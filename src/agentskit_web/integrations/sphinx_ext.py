@@ -2,7 +2,7 @@
 
 ```python
 extensions = ["agentskit_web.sphinx"]
-agentskit_ask_endpoint = "/api/ask"
+agentskit_ask_endpoint = "/api/ask"   # optional: without it, answers come from the static index
 agentskit_ask_layout = "launcher"     # or "inline"
 agentskit_ask_boot = "intent"         # or "idle", "eager"
 agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key
@@ -33,7 +33,6 @@ from ..build.files import BuildError
 from .assets_source import publish_assets
 from .embed import (
     DEFAULT_ASSETS_PATH,
-    DEFAULT_ENDPOINT,
     EmbedConfigError,
     element_tag,
     embed_options,
@@ -43,7 +42,7 @@ from .embed import (
 
 PREFIX: Final = "agentskit_ask_"
 SETTINGS: Final[dict[str, object]] = {
-    "endpoint": DEFAULT_ENDPOINT,
+    "endpoint": None,
     "corpus": None,
     "persona": None,
     "boot": "intent",
@@ -99,6 +98,20 @@ def _publish(app: Sphinx, exception: BaseException | None) -> None:
     except BuildError as error:
         raise ExtensionError(f"agentskit-ask: {error}") from error
     log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+    _publish_static_answers(app, options.assets_path)
+
+
+def _publish_static_answers(app: Sphinx, assets_path: str) -> None:
+    """The split index beside the assets, for answers in the page (static_answers.py)."""
+    from urllib.parse import urlsplit
+
+    from .static_answers import publish_static_answers
+
+    base_path = urlsplit(str(app.config.html_baseurl or "/")).path or "/"
+    try:
+        publish_static_answers(Path(app.outdir), assets_path, base_path=base_path, say=log.info)
+    except BuildError as error:
+        raise ExtensionError(f"agentskit-ask: {error}") from error
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -1,0 +1,64 @@
+"""The generators' last step for static answers: the split index beside the assets.
+
+After the MkDocs plugin or the Sphinx extension has published the assets folder,
+`publish_static_answers` reads the built site's index (the `agentskit-index.*.json`
+the build wrote, or the built HTML itself when there is none), splits it for the
+page (`answering.split_index`) and writes the parts into the assets folder with
+the manifest's path in the loader (build/static_index.py). Every site gets it:
+without an `endpoint` the page answers from it; with one, it answers when the
+backend cannot be reached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..answering.site_index import SiteIndex, parse_site_index
+from ..build.files import BuildError
+from ..build.static_index import StaticIndexReport, publish_static_index
+
+
+def site_index_of(site_dir: Path, assets_dir: Path, base_path: str) -> SiteIndex:
+    """The site index the build wrote (assets folder first, then the site's root), else
+    one read from the built HTML now. Raises BuildError for an unusable index file."""
+    from ..indexing.site import find_site_index, index_site
+
+    for folder in (assets_dir, site_dir):
+        found = find_site_index(folder) if folder.is_dir() else None
+        if found is not None:
+            decoded = parse_site_index(found.read_bytes())
+            if not decoded.ok:
+                raise BuildError(f"{found}: {decoded.diagnostic.message}")
+            index: SiteIndex = decoded.value
+            return index
+    return index_site(site_dir, base_path=base_path)
+
+
+def publish_static_answers(
+    site_dir: Path,
+    assets_path: str,
+    *,
+    base_path: str = "/",
+    synonyms: Sequence[Sequence[str]] = (),
+    say: Callable[[str], None] = print,
+) -> StaticIndexReport:
+    """Split the site's index into `site_dir/assets_path/index/` and point the loader at it.
+
+    Raises BuildError with a one-line message when the site cannot be indexed.
+    """
+    from ..answering import split_index
+    from ..indexing.site import SiteIndexError
+
+    assets_dir = site_dir / assets_path
+    try:
+        index = site_index_of(site_dir, assets_dir, base_path)
+    except SiteIndexError as error:
+        raise BuildError(f"static answers: {error}") from error
+    files = split_index(index, synonyms=tuple(tuple(group) for group in synonyms))
+    report = publish_static_index(assets_dir, files.manifest_name, files.files)
+    say(
+        f"static answers: {len(report.files)} index files ({report.bytes_written:,} bytes) "
+        f"in {assets_dir / 'index'}"
+    )
+    return report
