@@ -28,9 +28,10 @@ def site_index_of(site_dir: Path, assets_dir: Path, base_path: str) -> SiteIndex
         found = find_site_index(folder) if folder.is_dir() else None
         if found is not None:
             decoded = parse_site_index(found.read_bytes())
-            if not decoded.ok:
-                raise BuildError(f"{found}: {decoded.diagnostic.message}")
-            index: SiteIndex = decoded.value
+            index = decoded.value if decoded.ok else None
+            if not isinstance(index, SiteIndex):
+                reason = decoded.diagnostic.message if decoded.diagnostic else "unreadable"
+                raise BuildError(f"{found}: {reason}")
             return index
     return index_site(site_dir, base_path=base_path)
 
