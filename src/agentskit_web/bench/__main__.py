@@ -2,7 +2,7 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py) and `embed` (embed.py); `make bench` runs them all.
+`answers` (answers.py), `static` (static.py) and `embed` (embed.py); `make bench` runs them all.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
@@ -61,6 +61,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     "answers": (
         "retrieval eval: recall@1/@3, MRR, declined vs plain BM25 (own options: answers -h)",
         _section("answers", "main"),
+    ),
+    "static": (
+        "answers with no backend: first answer painted vs serve-ask, index bytes per question",
+        _section("static", "static_command"),
     ),
     "embed": (
         "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
