@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | serve-ask | ask | turn | check | bench`: a dispatcher."""
+"""`agentskit-web build | serve | demo | serve-ask | ask | turn | index | check | bench`."""
 
 from __future__ import annotations
 
@@ -109,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         return _ask(argv[1:])
     if argv[:1] == ["turn"]:
         return _turn(argv[1:])
+    if argv[:1] == ["index"]:
+        from . import index
+
+        return index.main(argv[1:])
     if argv[:1] == ["check"]:
         from . import check
 
@@ -143,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")
     commands.add_parser("ask", help='stream one answer: ask URL "question" (ask --help)')
     commands.add_parser("turn", help='stream one turn: turn URL "question" (turn --help)')
+    commands.add_parser(
+        "index", help="index a built site (MkDocs, Sphinx, any HTML) for Ask: index SITE_DIR"
+    )
     commands.add_parser(
         "check", help="check the Ask widget on a page in Chromium: check URL (check --help)"
     )

@@ -29,7 +29,7 @@ DOC_SUFFIXES: Final = (".md", ".markdown", ".html", ".htm")
 
 
 @dataclass(slots=True)
-class _Section:
+class Section:
     heading: str
     level: int
     anchor: str | None
@@ -38,9 +38,9 @@ class _Section:
 
 
 @dataclass(frozen=True, slots=True)
-class _Page:
+class Page:
     title: str
-    sections: list[_Section]
+    sections: list[Section]
 
 
 def _inline_text(token: Token) -> str:
@@ -58,11 +58,11 @@ def _inline_text(token: Token) -> str:
     return "".join(pieces).strip()
 
 
-def parse_markdown(text: str, fallback_title: str) -> _Page:
+def parse_markdown(text: str, fallback_title: str) -> Page:
     """Split a Markdown page into heading sections with their plain text."""
     tokens = DOCS_MARKDOWN.parse(text)
     slugger = HeadingSlugger()
-    sections = [_Section(heading="", level=0, anchor=None, parts=[])]
+    sections = [Section(heading="", level=0, anchor=None, parts=[])]
     title = ""
     index = 0
     while index < len(tokens):
@@ -76,7 +76,7 @@ def parse_markdown(text: str, fallback_title: str) -> _Page:
                 anchor_or_none: str | None = None
             else:
                 anchor_or_none = anchor or None
-            sections.append(_Section(heading, level, anchor_or_none, []))
+            sections.append(Section(heading, level, anchor_or_none, []))
             index += 3
             continue
         if token.type == "inline":
@@ -84,7 +84,7 @@ def parse_markdown(text: str, fallback_title: str) -> _Page:
         elif token.type in ("fence", "code_block"):
             sections[-1].code.append(token.content.rstrip("\n"))
         index += 1
-    return _Page(title=title or fallback_title, sections=sections)
+    return Page(title=title or fallback_title, sections=sections)
 
 
 class _HtmlSections(HTMLParser):
@@ -96,7 +96,7 @@ class _HtmlSections(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.slugger = HeadingSlugger()
-        self.sections = [_Section(heading="", level=0, anchor=None, parts=[])]
+        self.sections = [Section(heading="", level=0, anchor=None, parts=[])]
         self.title = ""
         self.doc_title = ""
         self._skip_depth = 0
@@ -164,7 +164,7 @@ class _HtmlSections(HTMLParser):
         if level == 1 and not self.title:
             self.title = heading
             anchor = explicit
-        self.sections.append(_Section(heading, level, anchor, []))
+        self.sections.append(Section(heading, level, anchor, []))
         self._heading = None
 
     def _flush(self) -> None:
@@ -178,13 +178,13 @@ class _HtmlSections(HTMLParser):
         self._flush()
 
 
-def parse_html(text: str, fallback_title: str) -> _Page:
+def parse_html(text: str, fallback_title: str) -> Page:
     """Split an HTML page into heading sections with their plain text."""
     parser = _HtmlSections()
     parser.feed(text)
     parser.close()
     title = parser.title or " ".join(parser.doc_title.split()) or fallback_title
-    return _Page(title=title, sections=parser.sections)
+    return Page(title=title, sections=parser.sections)
 
 
 # --------------------------------------------------------------------------- index
@@ -206,7 +206,7 @@ def _split_long(parts: list[str]) -> Iterable[str]:
         yield "\n".join(current)
 
 
-def chunk_page(page: _Page, path: str) -> list[Chunk]:
+def chunk_page(page: Page, path: str) -> list[Chunk]:
     """The chunks of one parsed page; empty sections are skipped."""
     chunks: list[Chunk] = []
     for section in page.sections:

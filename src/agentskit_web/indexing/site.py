@@ -1,0 +1,193 @@
+"""A generator's output folder -> the site index (`answering.site_index.SiteIndex`).
+
+The built HTML is the source of truth (docs/design/site-index.md): its file
+paths are the published URLs, its ids the published anchors, and it holds the
+code a generator included at build time. Every `.html`/`.htm` file under
+SITE_DIR is a candidate page; generator-internal pages and pages that opt out
+are skipped (see `internal_page` and html_page.skip_reason), the rest are read
+by html_page.read_html_page and chunked by docs_folder.chunk_page.
+
+URL rule (`published_path`): the file's path under SITE_DIR below the base
+path; `index.html` names its folder (`a/index.html` -> `/a/`, the root
+`index.html` -> `/`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Final
+
+from ..answering.chunk import Chunk
+from ..answering.site_index import SITE_INDEX_FILE_PREFIX, SiteIndex
+from .docs_folder import chunk_page
+from .html_page import read_html_page
+from .selector import SelectorError, parse_selector
+
+ASSETS_FOLDER: Final = "agentskit"
+"""The widget's assets folder in a built site (the plugins' default `assets_path`, tested equal):
+where `agentskit-web index` writes the index by default, and never a page."""
+
+PAGE_SUFFIXES: Final = (".html", ".htm")
+INTERNAL_TOP_LEVEL: Final = frozenset(
+    {"genindex", "search", "py-modindex", "np-modindex", "modindex", "404", "_modules",
+     "_sources", "_static", "_images", "_downloads", "assets", ASSETS_FOLDER, "static"}
+)  # fmt: skip
+"""First path parts (file stem or folder) that a generator writes for itself, never a doc page:
+Sphinx's index and search pages, highlighted sources and copied sources, 404 pages, and the
+asset folders of MkDocs (`assets/`), Sphinx (`_static/`) and Docusaurus (`static/`)."""
+
+PAGE_MAX_BYTES: Final = 8 * 1024 * 1024
+"""Largest HTML file read as a page (a generated API page is well under 2 MB)."""
+
+_INDEX_FILE: Final = re.compile(r"^agentskit-index\.[0-9a-f]+\.json$")
+
+
+class SiteIndexError(ValueError):
+    """The folder cannot be indexed (missing, not a folder, no HTML page with text)."""
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What `index_site` read, for the command's summary and the bench."""
+
+    pages: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    themes: Counter[str] = field(default_factory=Counter)
+
+
+def normalize_base_path(base_path: str) -> str:
+    """`docs`, `/docs`, `/docs/` -> `/docs/`; empty -> `/`."""
+    parts = [part for part in base_path.strip().split("/") if part]
+    return "/" + "".join(f"{part}/" for part in parts)
+
+
+def published_path(relative: PurePosixPath, base_path: str = "/") -> str:
+    """Where a built file is served: `a/index.html` -> `/a/`, `a/b.html` -> `/a/b.html`."""
+    base = normalize_base_path(base_path)
+    if relative.name in ("index.html", "index.htm"):
+        folder = relative.parent
+        return base if str(folder) == "." else f"{base}{folder.as_posix()}/"
+    return f"{base}{relative.as_posix()}"
+
+
+def internal_page(relative: PurePosixPath) -> bool:
+    """A page the generator writes for itself (index, search, sources, 404, assets)."""
+    first = relative.parts[0]
+    stem = PurePosixPath(first).stem if len(relative.parts) == 1 else first
+    return stem in INTERNAL_TOP_LEVEL or any(part.startswith(".") for part in relative.parts)
+
+
+def site_pages(site_dir: Path) -> Iterator[tuple[Path, PurePosixPath]]:
+    """Every candidate page file under site_dir, sorted (the index is deterministic)."""
+    for file in sorted(site_dir.rglob("*")):
+        if file.suffix.lower() in PAGE_SUFFIXES and file.is_file():
+            yield file, PurePosixPath(file.relative_to(site_dir).as_posix())
+
+
+def _fallback_title(relative: PurePosixPath) -> str:
+    name = relative.parent.name if relative.stem == "index" else relative.stem
+    return (name or "Home").replace("-", " ").replace("_", " ").capitalize()
+
+
+def read_site(
+    site_dir: Path, *, base_path: str = "/", body_selector: str | None = None
+) -> tuple[list[Chunk], IndexReport]:
+    """The chunks of every indexable page under site_dir, and what was read or skipped."""
+    if not site_dir.is_dir():
+        raise SiteIndexError(f"{site_dir} is not a folder")
+    try:
+        selector = parse_selector(body_selector) if body_selector else None
+    except SelectorError as error:
+        raise SiteIndexError(f"--selector: {error}") from None
+    chunks: list[Chunk] = []
+    report = IndexReport()
+    for file, relative in site_pages(site_dir):
+        if internal_page(relative):
+            report.skipped["generator page"] += 1
+            continue
+        if file.stat().st_size > PAGE_MAX_BYTES:
+            report.skipped["too large"] += 1
+            continue
+        html = file.read_text(encoding="utf-8", errors="replace")
+        page = read_html_page(html, _fallback_title(relative), body_selector=selector)
+        if page.skip is not None:
+            report.skipped[page.skip] += 1
+            continue
+        report.pages += 1
+        report.themes[page.theme or "html"] += 1
+        chunks.extend(chunk_page(page.page, published_path(relative, base_path)))
+    if not chunks:
+        raise SiteIndexError(f"{site_dir} has no HTML page with text to index")
+    return chunks, report
+
+
+def _site_name(chunks: list[Chunk], site_dir: Path, base_path: str) -> str:
+    """The home page's title, else the folder's name."""
+    home = normalize_base_path(base_path)
+    for chunk in chunks:
+        if chunk.path in (home, f"{home}index.html"):
+            return chunk.page_title
+    return site_dir.resolve().name
+
+
+def index_site(
+    site_dir: Path,
+    *,
+    base_path: str = "/",
+    body_selector: str | None = None,
+    site_name: str | None = None,
+) -> SiteIndex:
+    """The site index of a built site (raises SiteIndexError for an unusable folder)."""
+    index, _report = index_site_with_report(
+        site_dir, base_path=base_path, body_selector=body_selector, site_name=site_name
+    )
+    return index
+
+
+def index_site_with_report(
+    site_dir: Path,
+    *,
+    base_path: str = "/",
+    body_selector: str | None = None,
+    site_name: str | None = None,
+) -> tuple[SiteIndex, IndexReport]:
+    """`index_site`, plus what was read and skipped (for the command and the bench)."""
+    chunks, report = read_site(site_dir, base_path=base_path, body_selector=body_selector)
+    generator = report.themes.most_common(1)[0][0] if report.themes else "html"
+    index = SiteIndex.of(
+        chunks,
+        site_name=site_name or _site_name(chunks, site_dir, base_path),
+        base_path=normalize_base_path(base_path),
+        generator=generator,
+        pages=report.pages,
+    )
+    return index, report
+
+
+def write_site_index(index: SiteIndex, out_dir: Path) -> Path:
+    """Write `index.file_name()` into out_dir (created), remove older index files there."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = index.file_name()
+    target = out_dir / name
+    data = index.to_bytes()
+    temporary = out_dir / f".{name}.tmp"
+    temporary.write_bytes(data)
+    temporary.replace(target)
+    for old in out_dir.glob(f"{SITE_INDEX_FILE_PREFIX}*.json"):
+        if old.name != name and _INDEX_FILE.match(old.name):
+            old.unlink()
+    return target
+
+
+def find_site_index(folder: Path) -> Path | None:
+    """The site index file in folder (or its newest, if a build left several), else None."""
+    if not folder.is_dir():
+        return None
+    found = [file for file in folder.iterdir() if _INDEX_FILE.match(file.name) and file.is_file()]
+    if not found:
+        return None
+    return max(found, key=lambda file: (file.stat().st_mtime, file.name))

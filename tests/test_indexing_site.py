@@ -1,0 +1,162 @@
+"""The built-site reader (indexing/site.py): folders, URLs, skip rules, the written file.
+
+Each site is a few small pages written here in the shape the generators write
+(no corpus, no build needed); test_indexing_html_page.py covers one page's
+main-content rules theme by theme.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from agentskit_web.answering.site_index import parse_site_index
+from agentskit_web.indexing.site import (
+    ASSETS_FOLDER,
+    SiteIndexError,
+    find_site_index,
+    index_site,
+    normalize_base_path,
+    published_path,
+    write_site_index,
+)
+from agentskit_web.integrations.embed import DEFAULT_ASSETS_PATH
+
+
+def page(body: str, *, title: str = "Page", head: str = "") -> str:
+    return (
+        f"<!doctype html><html><head><title>{title}</title>{head}</head>"
+        f"<body><nav><a href='/'>Home nav link</a></nav><main>{body}</main>"
+        "<footer>Footer words</footer></body></html>"
+    )
+
+
+def write(site: Path, relative: str, html: str) -> None:
+    file = site / relative
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(html, encoding="utf-8")
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    root = tmp_path / "site"
+    write(root, "index.html", page("<h1>Home</h1><p>Welcome text.</p>"))
+    write(root, "guide/index.html", page("<h1>Guide</h1><h2 id='setup'>Setup</h2><p>Run it.</p>"))
+    write(root, "api.html", page("<h1>API</h1><p>Functions.</p>"))
+    return root
+
+
+def test_urls_are_the_published_paths_with_folders_for_index_html(site: Path) -> None:
+    index = index_site(site)
+    assert sorted({c.path for c in index.chunk_list()}) == ["/", "/api.html", "/guide/"]
+    assert index.pages == 3
+    assert index.site_name == "Home"
+
+
+def test_base_path_prefixes_every_url(site: Path) -> None:
+    index = index_site(site, base_path="docs")
+    assert sorted({c.path for c in index.chunk_list()}) == [
+        "/docs/",
+        "/docs/api.html",
+        "/docs/guide/",
+    ]
+    assert index.base_path == "/docs/"
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"), [("", "/"), ("/", "/"), ("docs", "/docs/"), ("/a/b/", "/a/b/")]
+)
+def test_base_path_is_normalised(given: str, expected: str) -> None:
+    assert normalize_base_path(given) == expected
+
+
+def test_published_path_rule() -> None:
+    from pathlib import PurePosixPath as P
+
+    assert published_path(P("index.html")) == "/"
+    assert published_path(P("a/index.html")) == "/a/"
+    assert published_path(P("a/b.html"), "/docs/") == "/docs/a/b.html"
+
+
+def test_navigation_and_footer_are_never_indexed(site: Path) -> None:
+    text = " ".join(c.text + c.heading for c in index_site(site).chunk_list())
+    assert "Home nav link" not in text
+    assert "Footer words" not in text
+    assert "Welcome text." in text
+
+
+@pytest.mark.parametrize(
+    ("relative", "html"),
+    [
+        (
+            "hidden.html",
+            page(
+                "<h1>Hidden</h1><p>Secret</p>",
+                head="<meta name='robots' content='noindex, follow'>",
+            ),
+        ),
+        (
+            "old.html",
+            page(
+                "<p>Secret moved</p>", head="<meta http-equiv='refresh' content='0; url=new.html'>"
+            ),
+        ),
+        ("404.html", page("<h1>Oops</h1><p>Secret</p>")),
+        ("missing.html", page("<h1>404 - Not found</h1><p>Secret</p>")),
+        ("search.html", page("<h1>Search</h1><p>Secret</p>")),
+        ("search/index.html", page("<h1>Search</h1><p>Secret</p>")),
+        ("genindex.html", page("<h1>Index</h1><p>Secret</p>")),
+        ("py-modindex.html", page("<h1>Modules</h1><p>Secret</p>")),
+        ("_modules/pkg/mod.html", page("<h1>Source</h1><p>Secret</p>")),
+        ("_sources/index.rst.html", page("<h1>Source</h1><p>Secret</p>")),
+        ("find.html", page("<h1>Find</h1><div id='search-results'>Secret</div>")),
+        ("theme/partial.html", "<div class='x'>{% block content %}Secret{% endblock %}</div>"),
+        ("notes.txt", "Secret"),
+        ("agentskit/loader.html", page("<h1>Assets</h1><p>Secret</p>")),
+    ],
+)
+def test_pages_that_opt_out_or_are_internal_are_skipped(
+    site: Path, relative: str, html: str
+) -> None:
+    write(site, relative, html)
+    index = index_site(site)
+    assert index.pages == 3
+    assert all("Secret" not in c.text for c in index.chunk_list())
+
+
+def test_an_unusable_folder_is_a_one_line_error(tmp_path: Path) -> None:
+    with pytest.raises(SiteIndexError, match="not a folder"):
+        index_site(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    write(tmp_path / "empty", "blank.html", page(""))
+    with pytest.raises(SiteIndexError, match="no HTML page with text"):
+        index_site(tmp_path / "empty")
+
+
+def test_a_selector_outside_the_subset_is_refused(site: Path) -> None:
+    with pytest.raises(SiteIndexError, match="unsupported selector part"):
+        index_site(site, body_selector="main > p")
+
+
+def test_write_is_content_hashed_replaces_older_and_is_found(site: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = write_site_index(index_site(site), out)
+    assert first.name.startswith("agentskit-index.") and first.suffix == ".json"
+    assert find_site_index(out) == first
+    decoded = parse_site_index(first.read_bytes())
+    assert decoded.ok and decoded.value.pages == 3
+    write(site, "more.html", page("<h1>More</h1><p>Another page.</p>"))
+    second = write_site_index(index_site(site), out)
+    assert second != first
+    assert sorted(p.name for p in out.iterdir()) == [second.name]
+    assert find_site_index(out) == second
+    assert find_site_index(tmp_path / "nothing") is None
+
+
+def test_the_same_site_gives_the_same_file(site: Path, tmp_path: Path) -> None:
+    a = write_site_index(index_site(site), tmp_path / "a")
+    b = write_site_index(index_site(site), tmp_path / "b")
+    assert a.name == b.name and a.read_bytes() == b.read_bytes()
+
+
+def test_the_default_assets_folder_is_the_plugins_one() -> None:
+    assert DEFAULT_ASSETS_PATH.strip("/") == ASSETS_FOLDER
