@@ -419,6 +419,7 @@ class AskElement extends HTMLElement {
       this.#returnFocus = document.activeElement;
       dialog.showModal();
     }
+    prefetchStaticIndex(this);
     this.#start();
     if (this.dataset.mounted !== undefined) {
       this.dispatchEvent(new CustomEvent("agentskit:open"));
@@ -507,7 +508,10 @@ class AskElement extends HTMLElement {
   }
 
   #onIntent() {
-    const start = () => this.#start();
+    const start = () => {
+      prefetchStaticIndex(this); // intent only: boot="idle"/"eager" fetch no index early
+      this.#start();
+    };
     for (const name of ["pointerenter", "focusin", "touchstart", "keydown"]) {
       this.addEventListener(name, start, { once: true, passive: true });
     }
@@ -531,6 +535,7 @@ class AskElement extends HTMLElement {
     input.readOnly = true;
     if (this.#progressText) this.#say(this.#progressText);
     else status.textContent = this.#strings.kept;
+    prefetchStaticIndex(this);
     this.#start();
   }
 
@@ -570,7 +575,6 @@ class AskElement extends HTMLElement {
     this.#parts.failure.hidden = true;
     this.#setState("booting");
     performance.mark("agentskit:intent");
-    prefetchStaticIndex(this);
     clearTimeout(this.#watchdog);
     const timeout = new Promise((_, reject) => {
       this.#watchdog = setTimeout(
@@ -638,6 +642,8 @@ globalThis.agentskitAsk ??= Object.freeze({
   assets: ASSETS,
   /** The static index manifest's URL when the site published one, else null. */
   staticIndex: STATIC_INDEX ? new URL(STATIC_INDEX, BASE).href : null,
+  /** True once a reader's intent started the index's prefetch (the widget may then warm). */
+  staticIndexWanted: () => Boolean(shared.indexPrefetch),
   /** The runtime promise once started (tests and page scripts), else null. */
   runtime: () => shared.runtime,
 });

@@ -814,6 +814,8 @@ async def mount(
     await widget.start()
     if widget.holding and widget.conversation.messages:
         await install_later_packages()  # a restored conversation is drawn before ready
+    if getattr(definition.adapter, "answers", None) == "static":
+        warm_static_answers(widget.page, definition.adapter)
     if knowledge is None and settings.knowledge_url:
         # Questions wait for the artifact, so an FAQ question asked right away is still local.
         widget.conversation.knowledge_pending = spawn(
@@ -896,3 +898,24 @@ def warm_up_when_idle(page: Any) -> None:
     install_later_packages().add_done_callback(
         lambda _task: idle(create_once_callable(warm), _js_object({"timeout": 3000}))
     )
+
+
+def warm_static_answers(page: Any, adapter: Any) -> None:
+    """Once the page is idle, import what a static answer runs and read the index's
+    manifest when the reader's intent fetched it (chat/static_answers.py `warm`), so the
+    first question pays for neither."""
+    from pyodide.ffi import create_once_callable
+
+    try:
+        wanted = bool(page.agentskitAsk.staticIndexWanted())
+    except Exception:  # no loader: nothing was prefetched, fetch nothing early
+        wanted = False
+
+    def warm(_deadline: Any = None) -> None:
+        spawn(adapter.warm(wanted))
+
+    idle = getattr(page, "requestIdleCallback", None)
+    if idle is None:
+        warm()
+        return
+    idle(create_once_callable(warm), _js_object({"timeout": 1000}))
