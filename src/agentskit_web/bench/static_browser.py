@@ -239,6 +239,9 @@ def _booted(context: Any, url: str) -> Any:
     )
     if page.get_attribute("agentskit-ask", "data-state") != "ready":
         raise StaticBenchError(f"the widget did not boot on {url}")
+    if page.get_attribute("agentskit-ask", "data-answers") == "static":
+        # Runtime warm: the widget read the manifest its intent prefetched.
+        page.wait_for_selector("agentskit-ask[data-index=ready]", state="attached")
     page.wait_for_timeout(500)  # the markdown package installs after ready
     return page
 

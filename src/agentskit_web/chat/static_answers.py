@@ -329,17 +329,18 @@ class StaticAnswersAdapter:
 
     send = create_source
 
-    async def warm(self, fetch_manifest: bool) -> None:
+    async def warm(self, fetch_manifest: bool) -> bool:
         """Get ready for the first question while the reader types it: import what an
         answer runs and, when the reader already showed intent (the loader then fetched
-        the manifest into the HTTP cache), read the manifest. A failure is kept for the
-        first question to report."""
+        the manifest into the HTTP cache), read the manifest. True when the manifest is
+        read; a failure is left for the first question to report."""
         from .ask import body, failure  # noqa: F401 - imported for their side: loaded now
 
         self._engine_parts()
         if fetch_manifest:
             with contextlib.suppress(_Failure):
                 await self.index()
+        return self._search is not None
 
     async def index(self) -> StaticSearchLike:
         """The search index, its manifest fetched on first use (a failure is not kept)."""
