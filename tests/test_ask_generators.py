@@ -20,21 +20,24 @@ from starlette.routing import Route
 
 from _ask_helpers import PASSAGE, ThreadedUvicorn, ask_body, post, site, text_of, write_docs
 from agentskit_web.answering.chunk import Passage
-from agentskit_web.server.ask_app import create_ask_app
-from agentskit_web.server.generators import (
+from agentskit_web.answering.extractive import (
     EXTRACTIVE_CODE_MAX_CHARS,
     EXTRACTIVE_MAX_SENTENCES,
     EXTRACTIVE_QUOTE_MAX_CHARS,
+    NoQuotableText,
+    compose_extractive_answer,
+    split_deltas,
+)
+from agentskit_web.answering.sentences import sentences
+from agentskit_web.server.ask_app import create_ask_app
+from agentskit_web.server.generators import (
     ChatTurn,
     ExtractiveGenerator,
     GenerationError,
     GenerationRequest,
     OpenAICompatibleGenerator,
     chat_messages,
-    compose_extractive_answer,
-    split_deltas,
 )
-from agentskit_web.server.retrieval import sentences
 
 # --------------------------------------------------------------------------- extractive
 
@@ -61,7 +64,7 @@ def test_extractive_answer_quotes_verbatim_and_attributes() -> None:
         "Intro sentence about nothing. Install the widget with one line. "
         "It streams answers. Unrelated closing remark."
     )
-    answer = compose_extractive_answer(GenerationRequest("How to install the widget?", [source]))
+    answer = compose_extractive_answer("How to install the widget?", [source])
     # The short best sentence brings its neighbour; each sentence carries its marker.
     assert "> Install the widget with one line. [1] It streams answers. [1]" in answer
     assert "Intro sentence" not in answer and "Unrelated" not in answer
@@ -77,7 +80,7 @@ def test_every_quote_is_whole_verbatim_sentences_of_its_passage() -> None:
         passage("Widget theta.\nIota kappa.", "Two"),
         passage("Lambda mu nu.", "Three"),
     ]
-    answer = compose_extractive_answer(GenerationRequest("widget", passages))
+    answer = compose_extractive_answer("widget", passages)
     quotes = quotes_of(answer)
     assert len(quotes) == 3
     for number, (quote, source) in enumerate(zip(quotes, passages, strict=True), start=1):
@@ -88,7 +91,7 @@ def test_every_quote_is_whole_verbatim_sentences_of_its_passage() -> None:
 
 def test_best_sentence_matching_uses_light_stemming() -> None:
     source = passage("Nothing here. Installing takes a minute. Something else entirely different.")
-    answer = compose_extractive_answer(GenerationRequest("how do I install?", [source]))
+    answer = compose_extractive_answer("how do I install?", [source])
     assert "> Installing takes a minute. [1]" in answer
 
 
@@ -96,16 +99,16 @@ def test_compounds_and_one_letter_typos_find_the_sentence() -> None:
     source = passage(
         "Intro text here. Pages in sub-folders need their own config. Rate limits apply."
     )
-    answer = compose_extractive_answer(GenerationRequest("subfolder", [source]))
+    answer = compose_extractive_answer("subfolder", [source])
     assert "Pages in sub-folders need their own config. [1]" in answer
-    typo = compose_extractive_answer(GenerationRequest("the rate limts", [source]))
+    typo = compose_extractive_answer("the rate limts", [source])
     assert "Rate limits apply. [1]" in typo
 
 
 def test_at_most_the_sentence_limit_in_document_order_with_gaps_marked() -> None:
     text = " ".join(f"Widget fact number {i}." for i in range(EXTRACTIVE_MAX_SENTENCES + 3))
     source = passage("Opening line. " + text)
-    answer = compose_extractive_answer(GenerationRequest("widget fact", [source]))
+    answer = compose_extractive_answer("widget fact", [source])
     quote = quotes_of(answer)[0]
     assert quote.count("[1]") == EXTRACTIVE_MAX_SENTENCES
     numbers = [int(n) for n in re.findall(r"number (\d+)", quote)]
@@ -116,12 +119,12 @@ def test_a_sentence_is_never_cut_only_skipped() -> None:
     long_sentence = "widget " * (EXTRACTIVE_QUOTE_MAX_CHARS // 7 + 1) + "end."
     assert len(long_sentence) > EXTRACTIVE_QUOTE_MAX_CHARS
     source = passage(f"{long_sentence} A short widget line.")
-    answer = compose_extractive_answer(GenerationRequest("widget", [source]))
+    answer = compose_extractive_answer("widget", [source])
     assert "A short widget line. [1]" in answer
     assert "widget widget" not in answer and "…" not in answer.split("\n\n")[1]
     fits = "widget " * (EXTRACTIVE_QUOTE_MAX_CHARS // 7 - 1) + "end."
     assert len(fits) <= EXTRACTIVE_QUOTE_MAX_CHARS
-    answer = compose_extractive_answer(GenerationRequest("widget", [passage(fits)]))
+    answer = compose_extractive_answer("widget", [passage(fits)])
     assert f"> {fits} [1]" in answer
 
 
@@ -135,22 +138,24 @@ def test_abbreviations_and_inline_code_do_not_end_a_sentence() -> None:
 
 def test_code_is_quoted_whole_or_not_at_all() -> None:
     code = "pip install agentskit-web\nsecond line"
-    answer = compose_extractive_answer(GenerationRequest("pip", [passage("", code=code)]))
+    answer = compose_extractive_answer("pip", [passage("", code=code)])
     assert "> ```\n> pip install agentskit-web\n> second line\n> ```\n> [1]" in answer
     at_limit = "pip " + "x" * (EXTRACTIVE_CODE_MAX_CHARS - 4)
     assert len(at_limit) == EXTRACTIVE_CODE_MAX_CHARS
     with_prose = passage("Install with pip.", code=at_limit)
-    assert "```" in compose_extractive_answer(GenerationRequest("pip", [with_prose]))
+    assert "```" in compose_extractive_answer("pip", [with_prose])
     too_long = passage("Install with pip.", code=at_limit + "x")
-    answer = compose_extractive_answer(GenerationRequest("pip", [too_long]))
+    answer = compose_extractive_answer("pip", [too_long])
     assert "```" not in answer and "Install with pip. [1]" in answer
     off_topic = passage("Install with pip.", code="make demo")
-    assert "```" not in compose_extractive_answer(GenerationRequest("pip", [off_topic]))
+    assert "```" not in compose_extractive_answer("pip", [off_topic])
 
 
 def test_no_quotable_text_is_a_generation_error() -> None:
+    with pytest.raises(NoQuotableText):
+        compose_extractive_answer("x", [passage("")])
     with pytest.raises(GenerationError):
-        compose_extractive_answer(GenerationRequest("x", [passage("")]))
+        collect(ExtractiveGenerator(), GenerationRequest("x", [passage("")]))
 
 
 def test_split_deltas_round_trips() -> None:
@@ -164,7 +169,7 @@ def test_split_deltas_round_trips() -> None:
 def test_extractive_stream_yields_the_composed_answer() -> None:
     request = GenerationRequest("widget", [PASSAGE])
     pieces = collect(ExtractiveGenerator(), request)
-    assert "".join(pieces) == compose_extractive_answer(request)
+    assert "".join(pieces) == compose_extractive_answer(request.question, request.passages)
     assert len(pieces) > 3
     assert ExtractiveGenerator().model is None
 

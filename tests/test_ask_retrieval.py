@@ -1,4 +1,4 @@
-"""Docs retrieval: heading chunking, anchors, the FTS5 query, BM25 ranking."""
+"""Docs retrieval: heading chunking, anchors, the question's phrases, BM25 ranking."""
 
 import asyncio
 import re
@@ -7,6 +7,10 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from _ask_helpers import write_docs
+from agentskit_web.answering.inverted_index import Phrase
+from agentskit_web.answering.query_terms import Vocabulary, query_phrases, term_groups
+from agentskit_web.answering.ranking import QUERY_MAX_TERMS
+from agentskit_web.answering.text_terms import STOPWORDS
 from agentskit_web.docs_text import HeadingSlugger, page_path_for, slugify
 from agentskit_web.indexing.docs_folder import (
     CHUNK_MAX_CHARS,
@@ -14,13 +18,7 @@ from agentskit_web.indexing.docs_folder import (
     parse_html,
     parse_markdown,
 )
-from agentskit_web.server.retrieval import (
-    QUERY_MAX_TERMS,
-    DocsIndex,
-    RetrievalError,
-    SqliteRetriever,
-    build_match_query,
-)
+from agentskit_web.server.retrieval import IndexRetriever, index_folder
 
 
 @pytest.mark.parametrize(
@@ -159,15 +157,23 @@ def test_long_sections_split_into_chunks_that_share_the_anchor() -> None:
     ]
 
 
-def test_match_query_quotes_every_term() -> None:
-    assert build_match_query("How do I embed the widget?") == '"embed"* OR "widget"*'
-    assert build_match_query("what is it?") is None
-    assert build_match_query("") is None
-    assert build_match_query("a b c") is None
-    assert build_match_query("pip pip PIP") == '"pip"'
-    assert build_match_query("step 2") == '"step"* OR "2"'
-    many = " ".join(f"term{i}" for i in range(100))
-    assert build_match_query(many).count(" OR ") == QUERY_MAX_TERMS - 1  # type: ignore[union-attr]
+def _phrases(question: str) -> list[Phrase] | None:
+    groups = term_groups(question, Vocabulary(), {}, STOPWORDS, QUERY_MAX_TERMS)
+    return query_phrases(groups) or None
+
+
+def test_question_phrases_hold_every_term_as_data() -> None:
+    assert _phrases("How do I embed the widget?") == [
+        Phrase(("emb",), prefix=True),
+        Phrase(("widget",), prefix=True),
+    ]
+    assert _phrases("what is it?") is None
+    assert _phrases("") is None
+    assert _phrases("a b c") is None
+    assert _phrases("pip pip PIP") == [Phrase(("pip",))]
+    assert _phrases("step 2") == [Phrase(("step",), prefix=True), Phrase(("2",))]
+    many = " ".join(f"word{i}" for i in range(QUERY_MAX_TERMS + 10))
+    assert len(_phrases(many) or []) == QUERY_MAX_TERMS
 
 
 @pytest.mark.parametrize(
@@ -188,7 +194,7 @@ def test_match_query_quotes_every_term() -> None:
     ],
 )
 def test_query_syntax_in_questions_is_inert(tmp_path: Path, hostile: str) -> None:
-    index = DocsIndex.from_folder(write_docs(tmp_path / "docs"))
+    index = index_folder(write_docs(tmp_path / "docs"))
     index.search(hostile, 5)  # must not raise
     # Only the words count: the same question with every other character blanked
     # out finds exactly the same passages.
@@ -200,7 +206,7 @@ def test_query_syntax_in_questions_is_inert(tmp_path: Path, hostile: str) -> Non
 
 
 def test_search_ranks_by_bm25_with_headings_first(tmp_path: Path) -> None:
-    index = DocsIndex.from_folder(write_docs(tmp_path / "docs"))
+    index = index_folder(write_docs(tmp_path / "docs"))
     found = index.search("How do I install the widget?", 3)
     assert (found[0].path, found[0].anchor) == ("/docs/install.html", "install-the-widget")
     assert found[0].title == "Installing › Install the widget"
@@ -212,7 +218,7 @@ def test_search_ranks_by_bm25_with_headings_first(tmp_path: Path) -> None:
 
 def test_stemming_finds_other_word_forms(tmp_path: Path) -> None:
     docs = write_docs(tmp_path / "docs", {"e.md": "# Embedding\n\nEmbedding the widget is easy.\n"})
-    index = DocsIndex.from_folder(docs)
+    index = index_folder(docs)
     for question in ["embed", "embedding", "embedded", "embeds"]:
         assert index.search(question, 1), question
 
@@ -225,10 +231,10 @@ def test_code_blocks_are_searchable_but_weigh_less(tmp_path: Path) -> None:
             "b.md": "# Frobnicate\n\nHow to frobnicate things.\n",
         },
     )
-    index = DocsIndex.from_folder(docs)
+    index = index_folder(docs)
     assert [p.path for p in index.search("frobnicate", 2)] == ["/docs/b.html"]  # a.md: below floor
     (docs / "b.md").unlink()
-    assert [p.path for p in DocsIndex.from_folder(docs).search("frobnicate", 2)] == ["/docs/a.html"]
+    assert [p.path for p in index_folder(docs).search("frobnicate", 2)] == ["/docs/a.html"]
 
 
 def test_weak_matches_under_the_relative_floor_are_dropped(tmp_path: Path) -> None:
@@ -239,26 +245,8 @@ def test_weak_matches_under_the_relative_floor_are_dropped(tmp_path: Path) -> No
             "weak.md": "# Other\n\n" + "Unrelated words about many things. " * 30 + "quota.\n",
         },
     )
-    found = DocsIndex.from_folder(docs).search("quota", 5)
+    found = index_folder(docs).search("quota", 5)
     assert [p.path for p in found] == ["/docs/strong.html"]
-
-
-def test_index_in_a_file_database(tmp_path: Path) -> None:
-    docs = write_docs(tmp_path / "docs")
-    database = tmp_path / "index.sqlite"
-    index = DocsIndex.from_folder(docs, database)
-    assert database.exists() and index.search("widget", 1)
-    again = DocsIndex.from_folder(docs, database)  # rebuilt, not duplicated
-    assert again.size == index.size
-    count = again._db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    assert count == again.size
-
-
-def test_a_closed_index_raises_retrieval_error(tmp_path: Path) -> None:
-    index = DocsIndex.from_folder(write_docs(tmp_path / "docs"))
-    index.close()
-    with pytest.raises(RetrievalError):
-        index.search("widget", 1)
 
 
 def test_only_doc_files_are_indexed(tmp_path: Path) -> None:
@@ -271,7 +259,7 @@ def test_only_doc_files_are_indexed(tmp_path: Path) -> None:
             "sub/b.html": "<h1>B</h1><p>alpha beta</p>",
         },
     )
-    index = DocsIndex.from_folder(docs)
+    index = index_folder(docs)
     assert sorted(p.path for p in index.search("alpha", 10)) == ["/docs/a.html", "/docs/sub/b.html"]
 
 
@@ -280,21 +268,21 @@ def test_excluded_globs_are_left_out(tmp_path: Path) -> None:
         tmp_path / "docs",
         {"a.md": "# A\n\nalpha\n", "design/x.md": "# X\n\nalpha\n", "design/y.html": "alpha"},
     )
-    index = DocsIndex.from_folder(docs, exclude=["design/*"])
+    index = index_folder(docs, exclude=["design/*"])
     assert [p.path for p in index.search("alpha", 10)] == ["/docs/a.html"]
     with pytest.raises(ValueError, match="no Markdown"):
-        DocsIndex.from_folder(docs, exclude=["*"])
+        index_folder(docs, exclude=["*"])
 
 
 def test_custom_page_path_rule(tmp_path: Path) -> None:
     docs = write_docs(tmp_path / "docs")
-    index = DocsIndex.from_folder(docs, page_path=lambda rel: f"/guide/{rel.stem}/")
+    index = index_folder(docs, page_path=lambda rel: f"/guide/{rel.stem}/")
     assert index.search("install widget", 1)[0].path == "/guide/install/"
 
 
-def test_sqlite_retriever_is_async(tmp_path: Path) -> None:
-    index = DocsIndex.from_folder(write_docs(tmp_path / "docs"))
-    retriever = SqliteRetriever(index)
+def test_index_retriever_is_async(tmp_path: Path) -> None:
+    index = index_folder(write_docs(tmp_path / "docs"))
+    retriever = IndexRetriever(index)
     found = asyncio.run(retriever.retrieve("pip", 2))
     assert len(found) == 2
     assert list(found) == index.search("pip", 2)
@@ -302,7 +290,7 @@ def test_sqlite_retriever_is_async(tmp_path: Path) -> None:
 
 def test_the_project_docs_index_and_answer_their_own_questions() -> None:
     docs = Path(__file__).resolve().parent.parent / "docs"
-    index = DocsIndex.from_folder(docs)
+    index = index_folder(docs)
     expectations = {
         "How do I embed the Ask widget?": "/docs/embedding.html",
         "Does the widget load anything from a CDN?": "/docs/offline.html",

@@ -1,24 +1,16 @@
-"""Question words to FTS5 groups: compounds, typo repair, synonyms; and the index using them."""
+"""Question words to query groups: compounds, typo repair, synonyms; and the index using them."""
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+import agentskit_web.answering.decline as decline
+import agentskit_web.answering.ranking as ranking
 from agentskit_web.answering.chunk import Passage
-from agentskit_web.server.retrieval import (
-    NEAR_DUPLICATE_JACCARD,
-    PART_STRENGTH,
-    STOPWORDS,
-    DocsIndex,
-    _merged,
-    coverage_terms,
-    distinct_passages,
-    hyphenated_compounds,
-    split_question,
-)
-from agentskit_web.server.search_terms import (
+from agentskit_web.answering.decline import coverage_terms, hyphenated_compounds
+from agentskit_web.answering.distinct import NEAR_DUPLICATE_JACCARD, distinct_passages
+from agentskit_web.answering.inverted_index import Phrase
+from agentskit_web.answering.query_terms import (
     ROOT_MIN_CHARS,
     TYPO_CHANGE_MIN_CHARS,
     TYPO_LONG_WORD_CHARS,
@@ -32,6 +24,10 @@ from agentskit_web.server.search_terms import (
     term_groups,
     trigrams,
 )
+from agentskit_web.answering.question_split import PART_STRENGTH, merged, split_question
+from agentskit_web.answering.ranking import SearchIndex
+from agentskit_web.answering.text_terms import STOPWORDS
+from agentskit_web.server.retrieval import index_folder
 
 STOP = frozenset({"how", "do", "i", "the", "a", "of", "my", "to", "is"})
 DOCS = {
@@ -59,18 +55,13 @@ def write(folder: Path, docs: dict[str, str]) -> Path:
     return folder
 
 
-@contextmanager
-def opened(folder: Path, docs: dict[str, str]) -> Iterator[DocsIndex]:
-    """An index of `docs` written to `folder`, closed after the block."""
-    index = DocsIndex.from_folder(write(folder, docs))
-    try:
-        yield index
-    finally:
-        index.close()
+def opened(folder: Path, docs: dict[str, str]) -> SearchIndex:
+    """An index of `docs` written to `folder`."""
+    return index_folder(write(folder, docs))
 
 
-def index_of(tmp_path: Path, **options: object) -> DocsIndex:
-    return DocsIndex.from_folder(write(tmp_path / "docs", DOCS), **options)  # type: ignore[arg-type]
+def index_of(tmp_path: Path, **options: object) -> SearchIndex:
+    return index_folder(write(tmp_path / "docs", DOCS), **options)  # type: ignore[arg-type]
 
 
 def groups(vocabulary: Vocabulary, question: str, **kw: object) -> dict[str, list[tuple[str, ...]]]:
@@ -190,9 +181,7 @@ def test_a_typo_still_finds_the_section(tmp_path: Path) -> None:
     index = index_of(tmp_path)
     found = index.search("sphinx templete", 3)
     assert found and found[0].anchor == "static-site-generators"
-    plain = DocsIndex.from_folder(
-        tmp_path / "docs", options=QueryOptions(typos=False), exclude=("none",)
-    )
+    plain = index_folder(tmp_path / "docs", options=QueryOptions(typos=False), exclude=("none",))
     assert [p.anchor for p in plain.search("templete", 3)] == []
 
 
@@ -227,7 +216,7 @@ def test_within_one_edit_agrees_with_the_edit_distance() -> None:
     import itertools
     import random
 
-    from agentskit_web.server.search_terms import within_one_edit
+    from agentskit_web.answering.query_terms import within_one_edit
 
     generator = random.Random(16)
     words = ["", "a", "ab", "ba", "abc", "acb", "limt", "limit", "metrcis", "metrics"]
@@ -239,16 +228,16 @@ def test_within_one_edit_agrees_with_the_edit_distance() -> None:
 
 
 def test_matching_rows_are_remembered_up_to_the_bound(tmp_path: Path) -> None:
-    from agentskit_web.server.retrieval import MATCH_CACHE_MAX
+    from agentskit_web.answering.ranking import MATCH_CACHE_MAX
 
     index = index_of(tmp_path)
-    with index._lock:
-        for number in range(MATCH_CACHE_MAX):
-            index._rows_matching(f'"w{number}"')
-        assert len(index._matches) == MATCH_CACHE_MAX
-        index._rows_matching('"snippet"')  # one past the bound: the oldest goes
-        assert len(index._matches) == MATCH_CACHE_MAX
-        assert '"w0"' not in index._matches and '"snippet"' in index._matches
+    index.forget()
+    for number in range(MATCH_CACHE_MAX):
+        index.hits(Phrase((f"w{number}",)))
+    assert len(index._hits) == MATCH_CACHE_MAX
+    index.hits(Phrase(("snippet",)))  # one past the bound: the oldest goes
+    assert len(index._hits) == MATCH_CACHE_MAX
+    assert Phrase(("w0",)) not in index._hits and Phrase(("snippet",)) in index._hits
 
 
 def test_a_grown_index_forgets_remembered_matches(tmp_path: Path) -> None:
@@ -261,7 +250,7 @@ def test_a_grown_index_forgets_remembered_matches(tmp_path: Path) -> None:
 
 
 def test_sentence_terms_are_remembered_up_to_the_bound() -> None:
-    from agentskit_web.server.generators import SENTENCE_CACHE_MAX, sentence_terms
+    from agentskit_web.answering.extractive import SENTENCE_CACHE_MAX, sentence_terms
 
     sentence_terms.cache_clear()
     for number in range(SENTENCE_CACHE_MAX + 1):
@@ -273,8 +262,6 @@ def test_sentence_terms_are_remembered_up_to_the_bound() -> None:
 def test_a_section_named_by_the_question_comes_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentskit_web.server.retrieval as retrieval
-
     filler = "".join(
         f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(8)
     )
@@ -287,12 +274,12 @@ def test_a_section_named_by_the_question_comes_first(
     }
     folder = write(tmp_path / "docs", docs)
     question = "Which metrics does the backend write?"
-    assert [p.anchor for p in DocsIndex.from_folder(folder).search(question, 2)] == [
+    assert [p.anchor for p in index_folder(folder).search(question, 2)] == [
         "metrics",
         "privacy",
     ]
-    monkeypatch.setattr(retrieval, "HEADING_MATCH_WEIGHT", 1.0)  # without the weight
-    without = DocsIndex.from_folder(folder).search(question, 2)
+    monkeypatch.setattr(ranking, "HEADING_MATCH_WEIGHT", 1.0)  # without the weight
+    without = index_folder(folder).search(question, 2)
     assert without and without[0].anchor == "privacy"
 
 
@@ -320,16 +307,13 @@ def test_question_shaping_words_are_not_searched() -> None:
 
 def test_a_hyphenated_compound_is_one_coverage_unit(tmp_path: Path) -> None:
     index = index_of(tmp_path)
-    try:
-        question = "Does the fine-tune bucket hold a sub-folder and a Content-Securty-Policy?"
-        terms = dict(coverage_terms(question, index.groups(question)))
-    finally:
-        index.close()
+    question = "Does the fine-tune bucket hold a sub-folder and a Content-Securty-Policy?"
+    terms = dict(coverage_terms(question, index.groups(question)))
     assert "fine" not in terms and "tune" not in terms and "bucket" in terms
-    assert terms["fine-tune"] == '"fine tune" OR "finetune"'
-    assert '"sub folder"' in terms["sub-folder"]
+    assert terms["fine-tune"] == (Phrase.of("fine tune"), Phrase.of("finetune"))
+    assert Phrase.of("sub folder") in terms["sub-folder"]
     # A typo inside the compound is searched repaired.
-    assert '"content security policy"' in terms["content-securty-policy"]
+    assert Phrase.of("content security policy") in terms["content-securty-policy"]
 
 
 def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
@@ -343,9 +327,9 @@ def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
             "## Serve\n\nServe the folder over HTTP.\n"
         )
     }
-    with opened(tmp_path / "c", docs) as index:
-        assert index.search("How do I tune the model?", 3)
-        assert index.search("How do I fine-tune the model?", 3) == []
+    index = opened(tmp_path / "c", docs)
+    assert index.search("How do I tune the model?", 3)
+    assert index.search("How do I fine-tune the model?", 3) == []
 
 
 SCATTERED_DOCS = {
@@ -363,50 +347,39 @@ SCATTERED_THREE_PARTS = "How do I use pip, and which theme, and what about a pro
 def test_a_one_part_question_must_be_covered_by_its_best_section(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentskit_web.server.retrieval as retrieval
-
-    with opened(tmp_path / "s", SCATTERED_DOCS) as index:
-        # Each word is in its own section: the best one holds a third of the question.
-        assert retrieval.COVERAGE_PASSAGES_PER_PART == 1
-        assert index.search(SCATTERED_ONE_PART, 3) == []
-        # A question of three parts may combine three sections, one per part.
-        found = index.search(SCATTERED_THREE_PARTS, 3)
-        assert {p.anchor for p in found} == {"install", "themes", "proxies"}
-        # Past the bound (three passages per part), the scattered words pass.
-        monkeypatch.setattr(retrieval, "COVERAGE_PASSAGES_PER_PART", 3)
-        assert index.search(SCATTERED_ONE_PART, 3)
+    index = opened(tmp_path / "s", SCATTERED_DOCS)
+    # Each word is in its own section: the best one holds a third of the question.
+    assert ranking.COVERAGE_PASSAGES_PER_PART == 1
+    assert index.search(SCATTERED_ONE_PART, 3) == []
+    # A question of three parts may combine three sections, one per part.
+    found = index.search(SCATTERED_THREE_PARTS, 3)
+    assert {p.anchor for p in found} == {"install", "themes", "proxies"}
+    # Past the bound (three passages per part), the scattered words pass.
+    monkeypatch.setattr(ranking, "COVERAGE_PASSAGES_PER_PART", 3)
+    assert index.search(SCATTERED_ONE_PART, 3)
 
 
-def _coverage_of(index: DocsIndex, question: str, depth: int) -> float:
-    """The share `DocsIndex.search` compares with NOT_FOUND_COVERAGE, computed the same way."""
-    import agentskit_web.server.retrieval as retrieval
-
+def _coverage_of(index: SearchIndex, question: str, depth: int) -> float:
+    """The share `SearchIndex.search` compares with NOT_FOUND_COVERAGE, computed the same way."""
     groups = index.groups(question)
-    match = retrieval.match_expression(groups)
-    assert match is not None
-    with index._lock:
-        rows = index._db.execute(
-            f"SELECT rowid FROM chunks WHERE chunks MATCH ? ORDER BY {retrieval._RANK} LIMIT ?",
-            (match, depth),
-        ).fetchall()
-        top = [row[0] for row in rows]
-        weights = index._word_weights(coverage_terms(question, groups), top)
-    return retrieval._coverage(weights, set(top))
+    phrases = ranking.query_phrases(groups)
+    assert phrases
+    top = ranking.best_rows(index._scores(phrases, ranking.FIELD_WEIGHTS), depth)
+    weights = decline.term_weights(coverage_terms(question, groups), top, index.hits, index.size)
+    return decline.coverage(weights, set(top))
 
 
 def test_the_not_found_threshold_keeps_a_question_at_it_and_declines_one_under_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentskit_web.server.retrieval as retrieval
-
-    with opened(tmp_path / "s", SCATTERED_DOCS) as index:
-        question = "pip proxy"
-        share = _coverage_of(index, question, retrieval.COVERAGE_PASSAGES_PER_PART)
-        assert 0.0 < share < 1.0
-        monkeypatch.setattr(retrieval, "NOT_FOUND_COVERAGE", share)
-        assert index.search(question, 3)
-        monkeypatch.setattr(retrieval, "NOT_FOUND_COVERAGE", share + 1e-9)
-        assert index.search(question, 3) == []
+    index = opened(tmp_path / "s", SCATTERED_DOCS)
+    question = "pip proxy"
+    share = _coverage_of(index, question, ranking.COVERAGE_PASSAGES_PER_PART)
+    assert 0.0 < share < 1.0
+    monkeypatch.setattr(decline, "NOT_FOUND_COVERAGE", share)
+    assert index.search(question, 3)
+    monkeypatch.setattr(decline, "NOT_FOUND_COVERAGE", share + 1e-9)
+    assert index.search(question, 3) == []
 
 
 PASSING_DOCS = {
@@ -421,23 +394,21 @@ PASSING_DOCS = {
 def test_a_word_used_in_passing_is_no_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agentskit_web.server.retrieval as retrieval
-
-    with opened(tmp_path / "p", PASSING_DOCS) as index:
-        # Two words (the bound): the best section holds one, in its text only. The rare
-        # word alone outweighs the common one, so the coverage threshold lets it pass.
-        question = "How much do colours cost?"
-        assert len(coverage_terms(question, index.groups(question))) == retrieval.PASSING_MIN_TERMS
-        assert index.search(question, 3) == []
-        monkeypatch.setattr(retrieval, "NOT_FOUND_COVERAGE", 0.0)
-        assert index.search(question, 3) == []
-        # One word (under the bound): finding it is all the question asked for.
-        assert [p.anchor for p in index.search("cost?", 3)] == ["install"]
-        # The one word held in a heading is what the section is about.
-        assert [p.anchor for p in index.search("colours of the themes", 3)][:1] == ["themes"]
-        # With the bound raised past two words, the passing mention is answered again.
-        monkeypatch.setattr(retrieval, "PASSING_MIN_TERMS", retrieval.PASSING_MIN_TERMS + 1)
-        assert [p.anchor for p in index.search(question, 3)][:1] == ["install"]
+    index = opened(tmp_path / "p", PASSING_DOCS)
+    # Two words (the bound): the best section holds one, in its text only. The rare
+    # word alone outweighs the common one, so the coverage threshold lets it pass.
+    question = "How much do colours cost?"
+    assert len(coverage_terms(question, index.groups(question))) == decline.PASSING_MIN_TERMS
+    assert index.search(question, 3) == []
+    monkeypatch.setattr(decline, "NOT_FOUND_COVERAGE", 0.0)
+    assert index.search(question, 3) == []
+    # One word (under the bound): finding it is all the question asked for.
+    assert [p.anchor for p in index.search("cost?", 3)] == ["install"]
+    # The one word held in a heading is what the section is about.
+    assert [p.anchor for p in index.search("colours of the themes", 3)][:1] == ["themes"]
+    # With the bound raised past two words, the passing mention is answered again.
+    monkeypatch.setattr(decline, "PASSING_MIN_TERMS", decline.PASSING_MIN_TERMS + 1)
+    assert [p.anchor for p in index.search(question, 3)][:1] == ["install"]
 
 
 def test_a_question_of_two_parts_is_split_where_the_second_part_starts() -> None:
@@ -466,10 +437,10 @@ def test_a_strong_part_lifts_its_best_answer_and_a_weak_part_does_not() -> None:
     whole = ranked(("a", 10.0), ("b", 9.0), ("c", 8.0), ("d", 2.0))
     strong_part = ranked(("d", 9.0), ("a", 1.0))  # its best scores 0.9 of the whole's best
     weak_part = ranked(("e", 1.0))  # 0.1 of the whole's best
-    merged = _merged([whole, strong_part, weak_part])
-    assert [p.anchor for p in merged] == ["a", "d", "b", "c", "e"]
-    assert merged[0].score == 10.0  # scores stay on the whole question's scale
-    assert merged[1].score == pytest.approx(10.0 * (9.0 / 10.0) ** PART_STRENGTH)
+    found = merged([whole, strong_part, weak_part])
+    assert [p.anchor for p in found] == ["a", "d", "b", "c", "e"]
+    assert found[0].score == 10.0  # scores stay on the whole question's scale
+    assert found[1].score == pytest.approx(10.0 * (9.0 / 10.0) ** PART_STRENGTH)
 
 
 def test_hyphenated_compounds_are_found_as_written() -> None:

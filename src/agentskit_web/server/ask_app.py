@@ -69,7 +69,7 @@ from .rate_limit import (
     TokenBucketLimiter,
     client_rate_key,
 )
-from .retrieval import DocsIndex, Retriever, SqliteRetriever
+from .retrieval import IndexRetriever, Retriever, index_folder
 
 SITE_PROTOCOL: Final = "agentskit.chat.backend-site"
 NDJSON_CONTENT_TYPE: Final = "application/x-ndjson; charset=utf-8"
@@ -836,7 +836,6 @@ def create_ask_endpoint(
     session_store: SessionStore | None = None,
     metrics: MetricsSink | None = None,
     clock: Clock | None = None,
-    index_database: str | Path = ":memory:",
     page_path: Callable[[PurePosixPath], str] = page_path_for,
     docs_exclude: Sequence[str] = (),
     cors_origins: Sequence[str] = (),
@@ -851,10 +850,8 @@ def create_ask_endpoint(
     if retriever is None:
         if docs_dir is None:
             raise ValueError("create_ask_app needs docs_dir (or a retriever).")
-        index = DocsIndex.from_folder(
-            docs_dir, index_database, page_path, docs_exclude, synonyms=site.synonyms
-        )
-        retriever = SqliteRetriever(index)
+        index = index_folder(docs_dir, page_path, docs_exclude, synonyms=site.synonyms)
+        retriever = IndexRetriever(index)
     if site.persistence_required and session_store is None:
         session_store = SessionStore()
     return AskEndpoint(
@@ -887,7 +884,7 @@ def create_ask_app(
 
     `options` are those of `create_ask_endpoint`: `retriever`, `generator`,
     `authenticate` (default anonymous), `rate_limiter`, `session_store`,
-    `metrics`, `clock`, `index_database`, `page_path`, `docs_exclude` (glob
+    `metrics`, `clock`, `page_path`, `docs_exclude` (glob
     patterns relative to `docs_dir`), `cors_origins`, `auth_failure_limiter`,
     `max_streams_per_client`, `body_timeout`.
     The endpoint is reachable as `app.state.ask` (tests, bench).

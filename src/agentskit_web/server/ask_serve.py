@@ -75,7 +75,6 @@ class AskServeConfig:
     rate_refill: float = DEFAULT_REFILL_PER_SECOND
     metrics_file: Path | None = None
     sessions_db: str = ":memory:"
-    index_db: str = ":memory:"
     generator: str = "extractive"
     openai_url: str | None = None
     openai_model: str | None = None
@@ -150,7 +149,6 @@ def build_app(config: AskServeConfig) -> Starlette:
                 max_sessions_per_subject=config.max_sessions_per_subject,
             ),
             metrics=metrics,
-            index_database=config.index_db,
             docs_exclude=config.exclude,
             cors_origins=config.cors_origins,
             max_streams_per_client=config.max_streams_per_client,
@@ -267,7 +265,6 @@ def _parser() -> argparse.ArgumentParser:
         default=SESSION_MAX_PER_SUBJECT,
         help="saved conversations kept per caller (all anonymous readers are one caller)",
     )
-    add("--index-db", default=":memory:", help="SQLite file for the search index")
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
     add("--openai-model", help="model name sent to the endpoint")
@@ -325,7 +322,6 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         rate_refill=args.rate_refill,
         metrics_file=args.metrics_file,
         sessions_db=args.sessions_db,
-        index_db=args.index_db,
         generator=args.generator,
         openai_url=args.openai_url,
         openai_model=args.openai_model,

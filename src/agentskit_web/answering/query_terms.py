@@ -1,4 +1,4 @@
-"""From a reader's question to FTS5 query groups: compounds, synonyms and typo repair.
+"""From a reader's question to query groups: compounds, synonyms and typo repair.
 
 Readers do not use the docs' words. Each searchable word of a question becomes
 one *group* of alternatives, any of which may match:
@@ -21,16 +21,26 @@ one *group* of alternatives, any of which may match:
 
 `Vocabulary` is built once per index from the indexed text; a question is
 turned into groups in well under a millisecond on a docs-sized vocabulary.
+Each alternative is searched as a `Phrase` of index tokens (`inverted_index`):
+a one-word alternative of `PREFIX_MIN_CHARS` or more as a prefix of its stem.
+
+The vocabulary reads its words through `count`, `words_from` and
+`words_between`, never its dict directly, so the static index
+(`static_index.PartialVocabulary`) can see which of its parts a question needs.
 """
 
+import bisect
 import itertools
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-WORD: Final = re.compile(r"\w+", re.UNICODE)
+from .inverted_index import Phrase
+from .text_terms import WORD
+
+LAST_CHAR: Final = "\U0010ffff"
+"""Greater than any character: `word + LAST_CHAR` bounds the words starting with `word`."""
 
 PREFIX_MIN_CHARS: Final = 4
 """Words at least this long are searched as prefixes (Porter stems "embed" and
@@ -116,12 +126,12 @@ class Alternative:
 
     words: tuple[str, ...]
 
-    def fts(self) -> str:
-        """A quoted FTS5 string (no character of it can become query syntax)."""
+    def phrase(self) -> Phrase:
+        """How the index searches it: one word of PREFIX_MIN_CHARS or more as a prefix."""
         if len(self.words) == 1:
             word = self.words[0]
-            return f'"{word}"*' if len(word) >= PREFIX_MIN_CHARS else f'"{word}"'
-        return '"' + " ".join(self.words) + '"'
+            return Phrase.of(word, prefix=len(word) >= PREFIX_MIN_CHARS)
+        return Phrase.of(" ".join(self.words))
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +141,9 @@ class TermGroup:
     word: str
     alternatives: tuple[Alternative, ...]
 
-    def fts(self) -> str:
-        parts = [alternative.fts() for alternative in self.alternatives]
-        return parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
+    def phrases(self) -> tuple[Phrase, ...]:
+        """The group's phrases; a passage matches the group when it holds any of them."""
+        return tuple(alternative.phrase() for alternative in self.alternatives)
 
 
 def normalise_synonyms(groups: Iterable[Sequence[str]]) -> dict[str, tuple[tuple[str, ...], ...]]:
@@ -154,25 +164,50 @@ class Vocabulary:
     def __init__(self, texts: Iterable[str] = ()) -> None:
         self.counts: Counter[str] = Counter()
         self._by_trigram: dict[str, set[str]] = {}
+        self._sorted: list[str] | None = None
         self.add(texts)
 
     def add(self, texts: Iterable[str]) -> None:
+        """Count each text's distinct words (a text is one chunk)."""
+        counts: Counter[str] = Counter()
         for text in texts:
-            for word in set(WORD.findall(text.lower())):
-                if word not in self.counts:
-                    for gram in trigrams(word):
-                        self._by_trigram.setdefault(gram, set()).add(word)
-                self.counts[word] += 1
+            counts.update(set(WORD.findall(text.lower())))
+        self.add_counts(counts.items())
+
+    def add_counts(self, counted: Iterable[tuple[str, int]]) -> None:
+        """Add words with their chunk counts (the static index's vocabulary parts)."""
+        for word, count in counted:
+            if word not in self.counts:
+                for gram in trigrams(word):
+                    self._by_trigram.setdefault(gram, set()).add(word)
+            self.counts[word] += count
+        self._sorted = None
+
+    def sorted_words(self) -> list[str]:
+        """Every word, sorted (the static index splits the vocabulary on this order)."""
+        if self._sorted is None:
+            self._sorted = sorted(self.counts)
+        return self._sorted
+
+    def need(self, low: str, high: str) -> None:
+        """A hook: the words in [low, high] are about to be read (the static index
+        records which of its parts hold them; the whole vocabulary has them all)."""
+
+    def count(self, word: str) -> int:
+        """In how many chunks the word appears (0: a word the docs never use)."""
+        self.need(word, word)
+        return self.counts.get(word, 0)
 
     def knows(self, word: str) -> bool:
         """A docs word, or (long enough) the prefix of one: "embed" is known via "embedding"."""
-        if word in self.counts:
+        if self.count(word):
             return True
         if len(word) < PREFIX_MIN_CHARS:
             return False
-        return any(
-            candidate.startswith(word) for candidate in self._by_trigram.get(f"^{word[:2]}", ())
-        )
+        self.need(word, word + LAST_CHAR)
+        words = self.sorted_words()
+        at = bisect.bisect_left(words, word)
+        return at < len(words) and words[at].startswith(word)
 
     def split_compound(
         self, word: str, known: Callable[[str], bool] | None = None
@@ -182,8 +217,8 @@ class Vocabulary:
         best: tuple[int, tuple[str, str]] | None = None
         for cut in range(COMPOUND_PART_MIN_CHARS, len(word) - COMPOUND_PART_MIN_CHARS + 1):
             head, tail = word[:cut], word[cut:]
-            if head in self.counts and known(tail):
-                weight = min(self.counts[head], self.counts.get(tail, 1))
+            if self.count(head) and known(tail):
+                weight = min(self.count(head), self.count(tail) or 1)
                 if best is None or weight > best[0]:
                     best = (weight, (head, tail))
         return best[1] if best else None
@@ -193,6 +228,7 @@ class Vocabulary:
         if len(word) < TYPO_MIN_CHARS or word.isdigit():
             return None
         bound = 2 if len(word) >= TYPO_LONG_WORD_CHARS else 1
+        self.need(word[0], word[0] + LAST_CHAR)  # a repair keeps the first letter
         shared: Counter[str] = Counter()
         for gram in trigrams(word):
             shared.update(self._by_trigram.get(gram, ()))
@@ -326,7 +362,7 @@ def _joined_and_phrase_groups(
         pair = f"{left} {right}"
         alternatives: list[Alternative] = []
         joined = left + right
-        if options.compounds and joined in vocabulary.counts:
+        if options.compounds and vocabulary.count(joined):
             alternatives.append(Alternative((joined,)))
         if options.synonyms and pair in synonyms:
             alternatives.append(Alternative((left, right)))
@@ -336,8 +372,7 @@ def _joined_and_phrase_groups(
     return groups
 
 
-def match_expression(groups: Sequence[TermGroup]) -> str | None:
-    """The FTS5 MATCH expression: every group OR-ed; None when there is nothing to search."""
-    if not groups:
-        return None
-    return " OR ".join(group.fts() for group in groups)
+def query_phrases(groups: Sequence[TermGroup]) -> list[Phrase]:
+    """Every group's phrases, OR-ed, in order (a phrase in two groups counts twice, as
+    it did in the FTS5 expression this replaces); [] when there is nothing to search."""
+    return [phrase for group in groups for phrase in group.phrases()]

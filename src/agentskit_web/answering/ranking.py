@@ -1,0 +1,306 @@
+"""The search: a question to its best distinct passages, or [] when it is declined.
+
+`SearchIndex` is the one implementation the Ask backend (server/) and the
+static in-page answers (`static_index.StaticSearch`) run. It ports the search
+that FTS5 ran before (docs/design/answering.md): BM25 with FTS5's formula and
+field weights over the expanded question (`query_terms`), then our own rules:
+
+- a page's top section is weighed down (PAGE_TOP_WEIGHT) and a section whose
+  heading words the question uses is weighed up (HEADING_MATCH_WEIGHT);
+- one passage per section, no near-duplicates (`distinct`), nothing far
+  below the best (RELATIVE_SCORE_FLOOR);
+- a question of two parts is searched part by part too (`question_split`);
+- a question its best passages hold too little of is declined (`decline`).
+"""
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Final
+
+from .chunk import Chunk, Passage
+from .decline import COVERAGE_PASSAGES_PER_PART, coverage_terms, declined
+from .distinct import distinct_passages, word_set
+from .inverted_index import FIELD_COUNT, Hits, InvertedIndex, Phrase
+from .query_terms import (
+    ALL_AIDS,
+    Alternative,
+    QueryOptions,
+    TermGroup,
+    Vocabulary,
+    normalise_synonyms,
+    query_phrases,
+    question_words,
+    term_groups,
+)
+from .question_split import merged, split_question
+from .text_terms import STOPWORDS, WORD, light_stem, terms_of
+
+QUERY_MAX_TERMS: Final = 32
+"""Distinct search terms taken from one question (the rest are ignored)."""
+
+RELATIVE_SCORE_FLOOR: Final = 0.5
+"""Passages scoring under this fraction of the best one are dropped: they share a
+common word with the question but are rarely about it, and only add noise."""
+
+CANDIDATES_PER_RESULT: Final = 3
+"""Rows ranked per passage asked for, so dropping repeats of a section still fills the list."""
+
+PAGE_TOP_WEIGHT: Final = 0.7
+"""Score factor of a page's top section (the text under its h1)."""
+
+HEADING_MATCH_WEIGHT: Final = 1.5
+"""Score factor of a section whose heading words all appear in the question (a section
+with some of them gets a share of it): readers often name the section they need
+("which metrics...", "rate limiting"). Calibrated on the tuning split."""
+
+MATCH_CACHE_MAX: Final = 4_096
+"""Phrases whose matching rows are kept: readers ask with the same words again and again."""
+
+FIELD_WEIGHTS: Final = (1.5, 4.0, 1.0, 0.25)
+"""BM25 weight of each field (page title, heading, text, code). Headings say what a
+section is about; code blocks often repeat words (JSON keys, flags) without being
+about them, so they weigh least."""
+PLAIN_FIELD_WEIGHTS: Final = (1.0,) * FIELD_COUNT
+"""The eval's plain-BM25 peer: every field weighs the same."""
+
+BM25_K1: Final = 1.2
+BM25_B: Final = 0.75
+"""FTS5's bm25() constants (and the textbook ones)."""
+BM25_MIN_IDF: Final = 1e-6
+"""FTS5 floors a phrase's IDF here, so a word in most rows still counts a little."""
+
+
+def bm25_scores(
+    phrases: Sequence[Phrase],
+    hits_of: Callable[[Phrase], Hits],
+    length: Callable[[int], int],
+    size: int,
+    average_length: float,
+    weights: Sequence[float],
+) -> dict[int, float]:
+    """Row -> BM25 score (higher is better) of the rows matching any phrase: FTS5's
+    `bm25()` negated, with each phrase (repeats included) a query term."""
+    scores: dict[int, float] = {}
+    average = average_length or 1.0
+    for phrase in phrases:
+        hits = hits_of(phrase)
+        idf = math.log((size - len(hits) + 0.5) / (len(hits) + 0.5))
+        idf = idf if idf > 0 else BM25_MIN_IDF
+        for row, fields in hits.items():
+            frequency = sum(w * f for w, f in zip(weights, fields, strict=True))
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * length(row) / average)
+            gain = idf * frequency * (BM25_K1 + 1) / (frequency + norm)
+            scores[row] = scores.get(row, 0.0) + gain
+    return scores
+
+
+def best_rows(scores: dict[int, float], count: int) -> list[int]:
+    """The `count` best rows, ties in index order."""
+    return sorted(scores, key=lambda row: (-scores[row], row))[:count]
+
+
+class SearchIndex:
+    """The search over one site's chunks (see the module doc)."""
+
+    def __init__(
+        self,
+        index: InvertedIndex,
+        vocabulary: Vocabulary,
+        synonyms: dict[str, tuple[tuple[str, ...], ...]],
+        options: QueryOptions = ALL_AIDS,
+    ) -> None:
+        self.index = index
+        self.vocabulary = vocabulary
+        self.synonyms = synonyms
+        self.options = options
+        self._hits: dict[Phrase, Hits] = {}
+        self._words: dict[tuple[str, str | None, str], frozenset[str]] = {}
+
+    @classmethod
+    def from_chunks(
+        cls,
+        chunks: Iterable[Chunk],
+        *,
+        synonyms: Iterable[Sequence[str]] = (),
+        options: QueryOptions = ALL_AIDS,
+    ) -> "SearchIndex":
+        chunk_list = list(chunks)
+        vocabulary = Vocabulary(f"{c.page_title} {c.heading} {c.text} {c.code}" for c in chunk_list)
+        return cls(InvertedIndex.of(chunk_list), vocabulary, normalise_synonyms(synonyms), options)
+
+    @property
+    def size(self) -> int:
+        return self.index.size
+
+    def add(self, chunks: Iterable[Chunk]) -> None:
+        """Index more chunks (what was remembered per phrase is forgotten)."""
+        chunk_list = list(chunks)
+        self.index.add(chunk_list)
+        self.vocabulary.add(f"{c.page_title} {c.heading} {c.text} {c.code}" for c in chunk_list)
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop what is remembered per phrase and passage (the data changed)."""
+        self._hits.clear()
+        self._words.clear()
+
+    # ---- the question
+
+    def groups(self, question: str) -> list[TermGroup]:
+        """The question's term groups (compounds, repaired typos, synonyms) for this index."""
+        for word in question_words(question, STOPWORDS, QUERY_MAX_TERMS):
+            # Read first what any question needs (its words, as words and as tokens), so
+            # the static index fetches it before deciding which words are unknown.
+            self.vocabulary.knows(word)
+            self._finds(word)
+        if self.size:
+            self.index.length(0)  # ranking reads row lengths: the static index fetches them now
+        self.index.checkpoint()
+        found = term_groups(
+            question,
+            self.vocabulary,
+            self.synonyms,
+            STOPWORDS,
+            QUERY_MAX_TERMS,
+            self.options,
+            self._finds,
+        )
+        self.index.checkpoint()
+        return found
+
+    def _finds(self, word: str) -> bool:
+        """Whether the index matches the word as searched (stemmed, prefix when long)."""
+        if self.vocabulary.count(word):
+            return True
+        return bool(self.hits(Alternative((word,)).phrase()))
+
+    def hits(self, phrase: Phrase) -> Hits:
+        """The rows matching a phrase, with hits per field, remembered (at most
+        MATCH_CACHE_MAX phrases; the oldest goes first)."""
+        found = self._hits.get(phrase)
+        if found is None:
+            found = self.index.phrase_hits(phrase)
+            if len(self._hits) >= MATCH_CACHE_MAX:
+                self._hits.pop(next(iter(self._hits)))
+            self._hits[phrase] = found
+        return found
+
+    # ---- the search
+
+    def search(self, question: str, limit: int) -> list[Passage]:
+        """The best `limit` distinct passages for a question, best first; [] means not answered.
+
+        BM25 over the expanded question picks candidates; each score is then
+        weighed down for a page's top section (`PAGE_TOP_WEIGHT`) and up for a
+        heading the question names. One passage per section is kept and none that
+        nearly repeats a better one; passages far below the best are dropped;
+        and nothing at all is returned when the best passage (one per part of
+        the question) holds too little of the question (`decline`). A question
+        of two parts is also searched part by part (`question_split`).
+        """
+        if limit < 1:
+            return []
+        split = split_question(question)
+        whole = self._ranked(question, limit, COVERAGE_PASSAGES_PER_PART * len(split))
+        if not whole:
+            return []
+        parts = [part for part in split if part != question]
+        if not parts:
+            return self._kept(whole, limit)
+        lists = [whole] + [self._ranked(part, limit, coverage_depth=None) for part in parts]
+        return self._kept(merged(lists), limit)
+
+    def _kept(self, ranked: Iterable[Passage], limit: int) -> list[Passage]:
+        """Distinct passages, best first, without those far below the best."""
+        found = distinct_passages(ranked, limit, self._words_of)
+        if found and found[0].score > 0:
+            floor = found[0].score * RELATIVE_SCORE_FLOOR
+            found = [passage for passage in found if passage.score >= floor]
+        return found
+
+    def _ranked(self, question: str, limit: int, coverage_depth: int | None) -> list[Passage]:
+        """Candidate passages for a question, reweighed and sorted, best first ([] when the
+        question has nothing searchable, or, with a `coverage_depth`, when its best that
+        many passages hold too little of it)."""
+        groups = self.groups(question)
+        phrases = query_phrases(groups)
+        if not phrases:
+            return []
+        terms = coverage_terms(question, groups) if coverage_depth is not None else []
+        for _, term_phrases in terms:
+            for phrase in term_phrases:
+                self.hits(phrase)
+        scores = self._scores(phrases, FIELD_WEIGHTS)
+        self.index.checkpoint()
+        rows = best_rows(scores, limit * CANDIDATES_PER_RESULT)
+        top = rows[: coverage_depth or 0]  # BM25's own best
+        if not rows or (coverage_depth is not None and declined(terms, top, self.hits, self.size)):
+            return []
+        asked = terms_of(question) | {
+            light_stem(word)
+            for group in groups
+            if " " not in group.word
+            for alternative in group.alternatives
+            for word in alternative.words
+        }
+        chunks = [self.index.chunk(row) for row in rows]
+        self.index.checkpoint()
+        weighed = [
+            _weighed(chunk, scores[row], asked) for row, chunk in zip(rows, chunks, strict=True)
+        ]
+        return sorted(weighed, key=lambda p: -p.score)
+
+    def _scores(self, phrases: Sequence[Phrase], weights: Sequence[float]) -> dict[int, float]:
+        size = self.size
+        average = self.index.total_tokens / size if size else 0.0
+        return bm25_scores(phrases, self.hits, self.index.length, size, average, weights)
+
+    def _words_of(self, passage: Passage) -> frozenset[str]:
+        """`word_set`, remembered per chunk (at most one entry per indexed chunk)."""
+        key = (passage.path, passage.anchor, passage.text)
+        words = self._words.get(key)
+        if words is None:
+            words = self._words[key] = word_set(passage)
+        return words
+
+    def all_passages(self) -> list[Passage]:
+        """Every indexed chunk, in index order (for checks over the whole corpus)."""
+        return [_passage(self.index.chunk(row), 0.0) for row in range(self.size)]
+
+    def search_plain_bm25(self, question: str, limit: int) -> list[Passage]:
+        """The eval's peer: plain BM25 over the same index, nothing of ours on top.
+
+        Every word of the question OR-ed (no stopwords, no prefixes), the same
+        weight for every field, no score floor.
+        """
+        words = list(dict.fromkeys(WORD.findall(question.lower())))
+        if not words or limit < 1:
+            return []
+        scores = self._scores([Phrase.of(word) for word in words], PLAIN_FIELD_WEIGHTS)
+        rows = best_rows(scores, limit)
+        chunks = [self.index.chunk(row) for row in rows]
+        self.index.checkpoint()
+        return [_passage(chunk, scores[row]) for row, chunk in zip(rows, chunks, strict=True)]
+
+
+def _passage(chunk: Chunk, score: float) -> Passage:
+    return Passage(
+        chunk.path,
+        chunk.anchor or None,
+        chunk.page_title,
+        chunk.heading,
+        chunk.text,
+        chunk.code,
+        score=score,
+    )
+
+
+def _weighed(chunk: Chunk, score: float, asked: set[str]) -> Passage:
+    """The passage of a candidate: a page's top section weighed down, a section
+    weighed up by the share of its heading's words the question uses."""
+    factor = 1.0 if chunk.anchor else PAGE_TOP_WEIGHT
+    heading_terms = terms_of(chunk.heading) if chunk.anchor else set()
+    if heading_terms:
+        share = len(heading_terms & asked) / len(heading_terms)
+        factor *= 1 + (HEADING_MATCH_WEIGHT - 1) * share
+    return _passage(chunk, score * factor)

@@ -1,0 +1,601 @@
+"""The static (split) index: a site's search as immutable files a page fetches part by part.
+
+A static host (GitHub Pages, an S3 bucket) cannot run a search, so the build
+writes the index the backend would build as files, and the page runs the same
+`SearchIndex` over them (one implementation: the ranking code is not ported).
+A question should fetch only what it needs, so the index is split:
+
+- a *manifest* (`agentskit-static.<hash>.json`): the site, the row count and
+  total tokens (BM25's statistics), the synonyms, and the part names with the
+  ranges they hold;
+- *term* parts: the postings of a range of index tokens, sorted, so a token
+  and every token a prefix finds lie in one run of consecutive parts (as
+  static search tools split theirs);
+- *word* parts: the vocabulary a question's typo repair and compound split
+  read (reader's words with chunk counts), split by sorted word range too;
+- one *lengths* part: every row's token count (BM25 needs it for any row a
+  question's words match);
+- *text* parts: the chunks (titles, text, code) of a range of rows, fetched
+  after ranking for the passages the search keeps and quotes.
+
+Every name holds the SHA-256 of its bytes, so parts are cached forever and a
+corrupted or substituted part is refused (`add_part` returns a diagnostic).
+
+Fetching, in rounds (the page fetches each round's parts in parallel):
+
+    search = StaticSearch(manifest_bytes)
+    while names := search.parts_for(question, limit):
+        for name in names:
+            search.add_part(name, fetched(name))
+    passages = search.search(question, limit)
+
+The first round names the term, word and lengths parts of the question's
+words; the second (once they are added) the text parts of the passages the
+search ranks, and rarely a third (a repaired typo's parts, or the text parts
+of a two-part question's second part). `parts_for` runs the search itself
+over what is loaded and lists what it read but did not have, so what it asks
+for is exactly what `search` reads, and `search` then gives what
+`SearchIndex.search` gives over the whole index.
+"""
+
+import bisect
+import hashlib
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..protocol.diagnostics import DecodeResult, Diagnostic
+from ..protocol.wire_json import JSON_INVALID, parse_json
+from .chunk import Chunk, Passage
+from .inverted_index import FIELD_COUNT, Entry, InvertedIndex
+from .query_terms import LAST_CHAR, Vocabulary, normalise_synonyms
+from .ranking import SearchIndex
+from .site_index import SiteIndex
+
+STATIC_INDEX_FORMAT: Final = "agentskit.static-index"
+STATIC_INDEX_VERSION: Final = 1
+STATIC_FILE_PREFIX: Final = "agentskit-static."
+STATIC_HASH_CHARS: Final = 16
+"""Hex digits of the content hash in every name (64 bits: no collision between builds)."""
+
+TERM_PART_TARGET_BYTES: Final = 12_000
+"""A term part is closed once its postings reach this many bytes (uncompressed JSON): small
+enough that a question's few words fetch little, large enough that a 2,000-page site
+stays at a few hundred parts."""
+WORD_PART_TARGET_BYTES: Final = 8_000
+"""The same for the vocabulary's parts."""
+TEXT_PART_TARGET_BYTES: Final = 8_000
+"""A text part is closed once its chunks reach this many bytes: a quote's section costs
+about one such part."""
+
+STATIC_MANIFEST_MAX_BYTES: Final = 4 * 1024 * 1024
+"""Largest manifest read (a 2,000-page site's is about 40 kB)."""
+STATIC_PART_MAX_BYTES: Final = 8 * 1024 * 1024
+"""Largest part read (one token's postings over a large site stay well under this)."""
+STATIC_MAX_PARTS: Final = 100_000
+"""Most parts one manifest may list."""
+
+MANIFEST_INVALID: Final = Diagnostic(
+    "STATIC_INDEX_INVALID",
+    f"The static index manifest is not an {STATIC_INDEX_FORMAT} version "
+    f"{STATIC_INDEX_VERSION} document (rebuild the site).",
+)
+PART_UNKNOWN: Final = Diagnostic(
+    "STATIC_PART_UNKNOWN", "The part is not one this static index lists."
+)
+PART_MISMATCH: Final = Diagnostic(
+    "STATIC_PART_MISMATCH",
+    "The part's bytes do not match its name's hash (corrupted, or from another build).",
+    retryable=True,
+)
+PART_TOO_LARGE: Final = Diagnostic(
+    "STATIC_PART_TOO_LARGE", f"The part is larger than {STATIC_PART_MAX_BYTES} bytes."
+)
+PART_INVALID: Final = Diagnostic(
+    "STATIC_PART_INVALID", "The part does not match the static index format (rebuild the site)."
+)
+
+KIND_TERMS: Final = "terms"
+KIND_WORDS: Final = "words"
+KIND_TEXTS: Final = "texts"
+KIND_LENGTHS: Final = "lengths"
+
+
+class StaticIndexError(ValueError):
+    """A manifest that cannot be used; `.diagnostic` says why (never quoting the bytes)."""
+
+    def __init__(self, diagnostic: Diagnostic) -> None:
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+class PartsMissing(LookupError):
+    """`StaticSearch.search` was called before the parts it reads were added."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(f"{len(names)} parts of the static index are not loaded yet.")
+        self.names = list(names)
+
+
+@dataclass(frozen=True, slots=True)
+class StaticIndexFiles:
+    """What the build writes: the manifest (its name and bytes) and every part by name."""
+
+    manifest_name: str
+    manifest: bytes
+    parts: dict[str, bytes]
+
+    def all_files(self) -> dict[str, bytes]:
+        return {self.manifest_name: self.manifest, **self.parts}
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:STATIC_HASH_CHARS]
+
+
+def _part_name(kind: str, data: bytes) -> str:
+    return f"{STATIC_FILE_PREFIX}{kind}.{_digest(data)}.json"
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def _encode_postings(entries: Sequence[Entry]) -> str:
+    """`row-delta,field,first-position,position-delta...` per entry, `;` between entries."""
+    out: list[str] = []
+    previous_row = 0
+    for row, field, at in entries:
+        deltas = [at[0]] + [b - a for a, b in itertools.pairwise(at)]
+        out.append(",".join(map(str, [row - previous_row, field, *deltas])))
+        previous_row = row
+    return ";".join(out)
+
+
+def _ranges(keys: Sequence[Any], sizes: Sequence[int], target: int) -> list[tuple[int, int]]:
+    """Consecutive [start, end) index ranges whose sizes add up to about `target` each."""
+    ranges: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for index, item_size in enumerate(sizes):
+        size += item_size
+        if size >= target:
+            ranges.append((start, index + 1))
+            start, size = index + 1, 0
+    if start < len(keys):
+        ranges.append((start, len(keys)))
+    return ranges
+
+
+def split_index(
+    site_index: SiteIndex, *, synonyms: Iterable[Sequence[str]] = ()
+) -> StaticIndexFiles:
+    """The static index of a site index: the manifest and its content-hashed parts."""
+    chunks = site_index.chunk_list()
+    search = SearchIndex.from_chunks(chunks)
+    index = search.index
+    parts: dict[str, bytes] = {}
+
+    def add(kind: str, body: dict[str, Any]) -> str:
+        data = _canonical({"kind": kind, **body})
+        name = _part_name(kind, data)
+        parts[name] = data
+        return name
+
+    terms = index.sorted_terms()
+    encoded = [_encode_postings(index.postings(term)) for term in terms]
+    term_parts = []
+    for start, end in _ranges(
+        terms,
+        [len(t) + len(e) + 6 for t, e in zip(terms, encoded, strict=True)],
+        TERM_PART_TARGET_BYTES,
+    ):
+        name = add(KIND_TERMS, {"terms": terms[start:end], "postings": encoded[start:end]})
+        term_parts.append(["" if start == 0 else terms[start], name])
+
+    words = search.vocabulary.sorted_words()
+    counts = [search.vocabulary.counts[word] for word in words]
+    word_parts = []
+    for start, end in _ranges(words, [len(w) + 6 for w in words], WORD_PART_TARGET_BYTES):
+        name = add(KIND_WORDS, {"words": words[start:end], "counts": counts[start:end]})
+        word_parts.append(["" if start == 0 else words[start], name])
+
+    rows = [[c.path, c.anchor, c.page_title, c.heading, c.text, c.code] for c in chunks]
+    text_parts = []
+    sizes = [sum(len(str(field)) for field in row) + 16 for row in rows]
+    for start, end in _ranges(rows, sizes, TEXT_PART_TARGET_BYTES):
+        name = add(KIND_TEXTS, {"first": start, "chunks": rows[start:end]})
+        text_parts.append([start, name])
+
+    lengths = add(KIND_LENGTHS, {"lengths": index.lengths()})
+    manifest = _canonical(
+        {
+            "format": STATIC_INDEX_FORMAT,
+            "version": STATIC_INDEX_VERSION,
+            "siteName": site_index.site_name,
+            "basePath": site_index.base_path,
+            "generator": site_index.generator,
+            "pages": site_index.pages,
+            "rows": index.size,
+            "tokens": index.total_tokens,
+            "synonyms": [list(group) for group in synonyms],
+            "lengths": lengths,
+            "terms": term_parts,
+            "words": word_parts,
+            "texts": text_parts,
+        }
+    )
+    return StaticIndexFiles(f"{STATIC_FILE_PREFIX}{_digest(manifest)}.json", manifest, parts)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True, slots=True)
+class StaticManifest:
+    """A decoded manifest: statistics, synonyms and each range's part name."""
+
+    site_name: str
+    base_path: str
+    rows: int
+    tokens: int
+    synonyms: tuple[tuple[str, ...], ...]
+    lengths: str
+    term_firsts: tuple[str, ...]
+    term_names: tuple[str, ...]
+    word_firsts: tuple[str, ...]
+    word_names: tuple[str, ...]
+    text_firsts: tuple[int, ...]
+    text_names: tuple[str, ...]
+
+    def kind_of(self, name: str) -> str | None:
+        if name == self.lengths:
+            return KIND_LENGTHS
+        for kind, names in (
+            (KIND_TERMS, self.term_names),
+            (KIND_WORDS, self.word_names),
+            (KIND_TEXTS, self.text_names),
+        ):
+            if name in names:
+                return kind
+        return None
+
+
+def _str_list(value: Any) -> bool:
+    return type(value) is list and all(type(item) is str for item in value)
+
+
+def _int_list(value: Any) -> bool:
+    return type(value) is list and all(type(item) is int and item >= 0 for item in value)
+
+
+def _ranges_of(value: Any, key_type: type) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+    """(firsts, names) of a manifest's range list; ValueError unless sorted and well formed."""
+    if type(value) is not list or not value or len(value) > STATIC_MAX_PARTS:
+        raise ValueError("ranges")
+    firsts: list[Any] = []
+    names: list[str] = []
+    for item in value:
+        if type(item) is not list or len(item) != 2 or type(item[0]) is not key_type:
+            raise ValueError("range")
+        if type(item[1]) is not str or not item[1].startswith(STATIC_FILE_PREFIX):
+            raise ValueError("name")
+        firsts.append(item[0])
+        names.append(item[1])
+    if firsts != sorted(firsts) or len(set(firsts)) != len(firsts) or firsts[0] not in ("", 0):
+        raise ValueError("order")
+    return tuple(firsts), tuple(names)
+
+
+def parse_static_manifest(data: bytes | str) -> DecodeResult:
+    """Decode a manifest; `.value` is a `StaticManifest` on success. Never raises."""
+    try:
+        size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+        if size > STATIC_MANIFEST_MAX_BYTES:
+            return DecodeResult.failure(MANIFEST_INVALID)
+        value = parse_json(data)
+        if (
+            type(value) is not dict
+            or value.get("format") != STATIC_INDEX_FORMAT
+            or value.get("version") != STATIC_INDEX_VERSION
+        ):
+            return DecodeResult.failure(MANIFEST_INVALID)
+        synonyms = value["synonyms"]
+        if type(synonyms) is not list or not all(_str_list(group) for group in synonyms):
+            return DecodeResult.failure(MANIFEST_INVALID)
+        rows, tokens = value["rows"], value["tokens"]
+        if type(rows) is not int or type(tokens) is not int or rows < 0 or tokens < 0:
+            return DecodeResult.failure(MANIFEST_INVALID)
+        term_firsts, term_names = _ranges_of(value["terms"], str)
+        word_firsts, word_names = _ranges_of(value["words"], str)
+        text_firsts, text_names = _ranges_of(value["texts"], int)
+        lengths = value["lengths"]
+        if type(lengths) is not str or not all(
+            type(value.get(key)) is str for key in ("siteName", "basePath")
+        ):
+            return DecodeResult.failure(MANIFEST_INVALID)
+        return DecodeResult.success(
+            StaticManifest(
+                value["siteName"],
+                value["basePath"],
+                rows,
+                tokens,
+                tuple(tuple(group) for group in synonyms),
+                lengths,
+                term_firsts,
+                term_names,
+                word_firsts,
+                word_names,
+                text_firsts,
+                text_names,
+            )
+        )
+    except (KeyError, ValueError, TypeError, RecursionError):
+        return DecodeResult.failure(MANIFEST_INVALID)
+
+
+def _covering(firsts: Sequence[Any], low: Any, high: Any) -> range:
+    """Indexes of the consecutive parts whose ranges meet [low, high]."""
+    start = max(bisect.bisect_right(firsts, low) - 1, 0)
+    end = max(bisect.bisect_right(firsts, high) - 1, 0)
+    return range(start, end + 1)
+
+
+_PLACEHOLDER: Final = Chunk("", None, "", "", "")
+
+
+class PartialIndex(InvertedIndex):
+    """The inverted index of the parts loaded so far; a read of an unloaded part is
+    recorded (and sees nothing) until `checkpoint` raises `PartsMissing`."""
+
+    def __init__(self, manifest: StaticManifest) -> None:
+        super().__init__()
+        self.manifest = manifest
+        self.total_tokens = manifest.tokens
+        self.missing: set[str] = set()
+        self.loaded: set[str] = set()
+        self._raw: dict[str, str] = {}
+        self._decoded: dict[str, list[Entry]] = {}
+        self._part_terms: dict[int, list[str]] = {}
+        self._part_lengths: list[int] | None = None
+        self._rows: dict[int, Chunk] = {}
+
+    @property
+    def size(self) -> int:
+        return self.manifest.rows
+
+    def _need(self, name: str) -> bool:
+        if name in self.loaded:
+            return True
+        self.missing.add(name)
+        return False
+
+    def postings(self, token: str) -> Sequence[Entry]:
+        number = _covering(self.manifest.term_firsts, token, token)[0]
+        if not self._need(self.manifest.term_names[number]):
+            return ()
+        found = self._decoded.get(token)
+        if found is None:
+            raw = self._raw.get(token)
+            if raw is None:
+                return ()
+            found = self._decoded[token] = _decode_postings(raw)
+        return found
+
+    def terms_from(self, prefix: str) -> list[str]:
+        found: list[str] = []
+        for number in _covering(self.manifest.term_firsts, prefix, prefix + LAST_CHAR):
+            if not self._need(self.manifest.term_names[number]):
+                continue
+            terms = self._part_terms[number]
+            start = bisect.bisect_left(terms, prefix)
+            for term in terms[start:]:
+                if not term.startswith(prefix):
+                    break
+                found.append(term)
+        return found
+
+    def length(self, row: int) -> int:
+        if not self._need(self.manifest.lengths) or self._part_lengths is None:
+            return 0
+        return self._part_lengths[row]
+
+    def chunk(self, row: int) -> Chunk:
+        number = _covering(self.manifest.text_firsts, row, row)[0]
+        if not self._need(self.manifest.text_names[number]):
+            return _PLACEHOLDER
+        return self._rows.get(row, _PLACEHOLDER)
+
+    def checkpoint(self) -> None:
+        if self.missing:
+            raise PartsMissing(sorted(self.missing))
+
+    # ---- loading (the data was validated by StaticSearch.add_part)
+
+    def load_terms(self, name: str, terms: list[str], postings: list[str]) -> None:
+        number = self.manifest.term_names.index(name)
+        self._part_terms[number] = terms
+        self._raw.update(zip(terms, postings, strict=True))
+        self.loaded.add(name)
+
+    def load_lengths(self, name: str, lengths: list[int]) -> None:
+        self._part_lengths = lengths
+        self.loaded.add(name)
+
+    def load_texts(self, name: str, first: int, chunks: list[Chunk]) -> None:
+        self._rows.update((first + offset, chunk) for offset, chunk in enumerate(chunks))
+        self.loaded.add(name)
+
+
+class PartialVocabulary(Vocabulary):
+    """The vocabulary of the word parts loaded so far; reads of others are recorded."""
+
+    def __init__(self, index: PartialIndex) -> None:
+        super().__init__()
+        self._index = index
+
+    def need(self, low: str, high: str) -> None:
+        manifest = self._index.manifest
+        for number in _covering(manifest.word_firsts, low, high):
+            self._index._need(manifest.word_names[number])
+
+
+def _decode_postings(raw: str) -> list[Entry]:
+    entries: list[Entry] = []
+    row = 0
+    for item in raw.split(";"):
+        numbers = [int(number) for number in item.split(",")]
+        row += numbers[0]
+        at = list(itertools.accumulate(numbers[2:]))
+        entries.append((row, numbers[1], tuple(at)))
+    return entries
+
+
+class StaticSearch:
+    """The search of a site over its static index, fed part by part (see the module doc)."""
+
+    def __init__(self, manifest: bytes | str) -> None:
+        decoded = parse_static_manifest(manifest)
+        if not decoded.ok:
+            raise StaticIndexError(decoded.diagnostic or MANIFEST_INVALID)
+        self.manifest: StaticManifest = decoded.value
+        self._index = PartialIndex(self.manifest)
+        self._engine = SearchIndex(
+            self._index,
+            PartialVocabulary(self._index),
+            normalise_synonyms(self.manifest.synonyms),
+        )
+
+    @property
+    def loaded(self) -> frozenset[str]:
+        return frozenset(self._index.loaded)
+
+    def parts_for(self, question: str, limit: int) -> list[str]:
+        """The parts this question's search reads that are not added yet (sorted); []
+        when `search` can answer now. Call again after adding them (see the module doc)."""
+        try:
+            self._run(question, limit, self._engine.search)
+        except PartsMissing as missing:
+            return missing.names
+        return []
+
+    def search(self, question: str, limit: int) -> list[Passage]:
+        """What `SearchIndex.search` gives over the whole index; raises `PartsMissing`
+        when a part it reads was not added (ask `parts_for` first)."""
+        return self._run(question, limit, self._engine.search)
+
+    def search_plain_bm25(self, question: str, limit: int) -> list[Passage]:
+        return self._run(question, limit, self._engine.search_plain_bm25)
+
+    def _run(self, question: str, limit: int, search: Any) -> list[Passage]:
+        self._index.missing.clear()
+        try:
+            found: list[Passage] = search(question, limit)
+            self._index.checkpoint()
+        except PartsMissing:
+            self._engine.forget()  # what was read without its parts is not kept
+            raise
+        return found
+
+    def add_part(self, name: str, data: bytes) -> Diagnostic | None:
+        """Validate and add one part; a diagnostic (and nothing added) when it is unknown,
+        does not match its name's hash or is malformed. Adding a part twice is harmless."""
+        kind = self.manifest.kind_of(name)
+        if kind is None:
+            return PART_UNKNOWN
+        if name in self._index.loaded:
+            return None
+        if len(data) > STATIC_PART_MAX_BYTES:
+            return PART_TOO_LARGE
+        if f".{_digest(bytes(data))}." not in name:
+            return PART_MISMATCH
+        try:
+            value = parse_json(bytes(data))
+            if value is JSON_INVALID or type(value) is not dict or value.get("kind") != kind:
+                return PART_INVALID
+            if kind == KIND_TERMS:
+                return self._add_terms(name, value)
+            if kind == KIND_WORDS:
+                return self._add_words(name, value)
+            if kind == KIND_TEXTS:
+                return self._add_texts(name, value)
+            return self._add_lengths(name, value)
+        except (KeyError, ValueError, TypeError, IndexError, RecursionError):
+            return PART_INVALID
+
+    def _add_terms(self, name: str, value: dict[str, Any]) -> Diagnostic | None:
+        terms, postings = value["terms"], value["postings"]
+        number = self.manifest.term_names.index(name)
+        if not (_str_list(terms) and _str_list(postings)) or len(terms) != len(postings):
+            return PART_INVALID
+        if not _in_range(terms, self.manifest.term_firsts, number):
+            return PART_INVALID
+        for raw in postings:
+            for row, field, at in _decode_postings(raw):
+                if not (0 <= row < self.manifest.rows and 0 <= field < FIELD_COUNT and at):
+                    return PART_INVALID
+        self._index.load_terms(name, terms, postings)
+        self._engine.forget()
+        return None
+
+    def _add_words(self, name: str, value: dict[str, Any]) -> Diagnostic | None:
+        words, counts = value["words"], value["counts"]
+        number = self.manifest.word_names.index(name)
+        if not (_str_list(words) and _int_list(counts)) or len(words) != len(counts):
+            return PART_INVALID
+        if not _in_range(words, self.manifest.word_firsts, number):
+            return PART_INVALID
+        self._engine.vocabulary.add_counts(zip(words, counts, strict=True))
+        self._index.loaded.add(name)
+        self._engine.forget()
+        return None
+
+    def _add_texts(self, name: str, value: dict[str, Any]) -> Diagnostic | None:
+        first, rows = value["first"], value["chunks"]
+        number = self.manifest.text_names.index(name)
+        if first != self.manifest.text_firsts[number] or type(rows) is not list:
+            return PART_INVALID
+        end = (
+            self.manifest.text_firsts[number + 1]
+            if number + 1 < len(self.manifest.text_firsts)
+            else self.manifest.rows
+        )
+        if first + len(rows) != end:
+            return PART_INVALID
+        chunks: list[Chunk] = []
+        for row in rows:
+            if type(row) is not list or len(row) != 6:
+                return PART_INVALID
+            path, anchor, page_title, heading, text, code = row
+            if not (_str_list([path, page_title, heading, text, code]) and path):
+                return PART_INVALID
+            if anchor is not None and type(anchor) is not str:
+                return PART_INVALID
+            chunks.append(Chunk(path, anchor, page_title, heading, text, code))
+        self._index.load_texts(name, first, chunks)
+        self._engine.forget()
+        return None
+
+    def _add_lengths(self, name: str, value: dict[str, Any]) -> Diagnostic | None:
+        lengths = value["lengths"]
+        if not _int_list(lengths) or len(lengths) != self.manifest.rows:
+            return PART_INVALID
+        if sum(lengths) != self.manifest.tokens:
+            return PART_INVALID
+        self._index.load_lengths(name, lengths)
+        self._engine.forget()
+        return None
+
+
+def _in_range(keys: list[str], firsts: Sequence[str], number: int) -> bool:
+    """The keys are sorted, distinct and inside part `number`'s range."""
+    if keys != sorted(keys) or len(set(keys)) != len(keys):
+        return False
+    if not keys:
+        return True
+    high = firsts[number + 1] if number + 1 < len(firsts) else None
+    return keys[0] >= firsts[number] and (high is None or keys[-1] < high)
