@@ -18,7 +18,9 @@ from typing import Any
 
 import pytest
 
-from agentskit_web.answering.chunk import Passage
+from agentskit_web.answering.chunk import Chunk, Passage
+from agentskit_web.answering.site_index import SiteIndex
+from agentskit_web.answering.static_index import STATIC_PART_MAX_BYTES, split_index
 from agentskit_web.chat import create_ask_adapter, define_chat
 from agentskit_web.chat.ask.failure import NO_GROUNDED_SOURCES
 from agentskit_web.chat.conversation import Conversation
@@ -29,7 +31,6 @@ from agentskit_web.chat.static_answers import (
     INDEX_UNREACHABLE_MESSAGE,
     NOT_FOUND_MESSAGE,
     QUESTION_TOO_WIDE_MESSAGE,
-    STATIC_PART_MAX_BYTES,
     STATIC_PARTS_PER_QUESTION_MAX,
     FallbackAdapter,
     StaticAnswersAdapter,
@@ -94,16 +95,20 @@ class FakeEngine:
         self.terms: dict[str, str] = json.loads(manifest)
         self.loaded: dict[str, list[str]] = {}
 
-    def parts_for(self, question: str) -> list[str]:
+    def parts_for(self, question: str, limit: int) -> list[str]:
         words = [w.strip("?.,").lower() for w in question.split()]
         names = dict.fromkeys(self.terms[w] for w in words if w in self.terms)
         return [name for name in names if name not in self.loaded]
 
-    def add_part(self, name: str, data: bytes) -> None:
-        pages = json.loads(data)  # a broken part raises here, as the real engine does
+    def add_part(self, name: str, data: bytes) -> str | None:
+        try:
+            pages = json.loads(data)
+        except ValueError:
+            return "PART_INVALID"  # a diagnostic, as the real engine returns
         if not isinstance(pages, list):
-            raise ValueError("not a part")
+            return "PART_INVALID"
         self.loaded[name] = pages
+        return None
 
     def search(self, question: str, limit: int) -> list[Passage]:
         words = {w.strip("?.,").lower() for w in question.split()}
@@ -449,3 +454,85 @@ def test_the_in_page_mark_survives_memory() -> None:
     wire["metadata"]["agentskit"]["inPage"] = "<script>"
     restored = ChatMessage.from_memory(wire)
     assert restored is not None and restored.in_page is None
+
+
+# -- the project's own engine ------------------------------------------------------------
+
+SITE_CHUNKS = [
+    Chunk(
+        "/guide/setup/charging/",
+        "charge-the-battery",
+        "Charging",
+        "Charge the battery",
+        "The lantern charges over its USB-C port. A full charge from empty takes ninety "
+        "minutes with a 10 watt charger.",
+    ),
+    Chunk(
+        "/guide/care/cleaning/",
+        "wipe-the-globe",
+        "Cleaning",
+        "Wipe the globe",
+        "Wipe the frosted globe with a damp cloth. Do not use solvents: they cloud the plastic.",
+    ),
+    Chunk(
+        "/guide/setup/pairing/",
+        None,
+        "Pairing",
+        "Pairing",
+        "Hold the switch for five seconds to pair the lantern with the phone app.",
+    ),
+]
+
+
+def real_host() -> tuple[Files, str]:
+    index = SiteIndex.of(SITE_CHUNKS, site_name="Lumen", base_path="/", generator="mkdocs", pages=3)
+    files = split_index(index)
+    folder = "http://site.test/agentskit/index/"
+    served = {folder + name: (200, data) for name, data in files.all_files().items()}
+    return Files(served), folder + files.manifest_name
+
+
+def real_adapter(files: Files, manifest: str) -> StaticAnswersAdapter:
+    return create_static_answers_adapter(manifest_url=manifest, transport=files)
+
+
+def test_the_real_engine_answers_through_the_adapter_in_rounds() -> None:
+    files, manifest = real_host()
+    chat = conversation(real_adapter(files, manifest))
+    run(chat.send("How long does the lantern take to charge?"))
+    answer = answer_of(chat)
+    assert answer.status == "complete" and answer.in_page == "static"
+    parts = message_parts(answer)
+    assert "ninety" in parts[0]["text"]
+    sources = parts[-1]["frame"]["props"]["sources"]
+    assert sources[0]["url"] == "/guide/setup/charging/#charge-the-battery"
+    # The manifest, then the parts, each once.
+    assert files.requested[0] == manifest
+    assert len(set(files.requested)) == len(files.requested)
+    assert set(files.requested) <= set(files.files)
+
+
+def test_the_real_engine_declines_as_the_backend_does() -> None:
+    files, manifest = real_host()
+    chat = conversation(real_adapter(files, manifest))
+    run(chat.send("What is the airspeed velocity of an unladen swallow?"))
+    answer = answer_of(chat)
+    assert answer.notice == NOT_FOUND_MESSAGE and answer.content == ""
+
+
+def test_a_part_whose_bytes_do_not_match_its_name_is_refused() -> None:
+    files, manifest = real_host()
+    for url, (status, data) in list(files.files.items()):
+        if url != manifest:
+            files.files[url] = (status, data.replace(b"ninety", b"eighty"))
+    chat = conversation(real_adapter(files, manifest))
+    run(chat.send("How long does the lantern take to charge?"))
+    assert answer_of(chat).error == INDEX_INVALID_MESSAGE
+
+
+def test_a_manifest_that_is_not_one_says_to_rebuild() -> None:
+    files, manifest = real_host()
+    files.files[manifest] = (200, b'{"format": "something else"}')
+    chat = conversation(real_adapter(files, manifest))
+    run(chat.send("charge?"))
+    assert answer_of(chat).error == INDEX_INVALID_MESSAGE

@@ -160,34 +160,38 @@ def serve(site: Path, corpus: Path) -> Iterator[str]:
 
 
 def backend_endpoint(site: Path, corpus: Path) -> Any:
-    """The Ask endpoint `serve-ask --site-dir` runs: the same index as the page."""
+    """The Ask endpoint `serve-ask --index` runs over the index the build wrote: the same
+    chunks as the page's static index, searched by the same engine, quoted the same way."""
+    from ..answering.ranking import SearchIndex
+    from ..build.static_index import site_index_of
     from ..server.ask_app import create_ask_endpoint
     from ..server.generators import ExtractiveGenerator
+    from ..server.retrieval import IndexRetriever
 
-    config = {
-        "protocol": "agentskit.chat.backend-site",
-        "version": 1,
-        "siteId": "bench-static",
-        "assistant": {"id": "guide", "name": "Bench", "suggestions": []},
-        "corpus": {"id": "docs", "mode": "local"},
-        "components": ["source-list"],
-        "actions": [],
-        "limits": {
-            "requestTimeoutMs": 60000,
-            "retrievalTimeoutMs": 5000,
-            "generationTimeoutMs": 45000,
-            "maxSources": 4,
-        },
-        "persistence": {"mode": "disabled"},
-    }
-    from ..docs_text import directory_page_path
-
+    index = site_index_of(site, site / "agentskit", "/")
+    retriever = IndexRetriever(SearchIndex.from_chunks(index.chunk_list()))
     return create_ask_endpoint(
-        config,
-        corpus / "docs",
-        page_path=directory_page_path,
-        generator=ExtractiveGenerator(pace_seconds=0),
+        BENCH_SITE_CONFIG, retriever=retriever, generator=ExtractiveGenerator(pace_seconds=0)
     )
+
+
+BENCH_SITE_CONFIG: dict[str, Any] = {
+    "protocol": "agentskit.chat.backend-site",
+    "version": 1,
+    "siteId": "bench-static",
+    "assistant": {"id": "guide", "name": "Bench", "suggestions": []},
+    "corpus": {"id": "docs", "mode": "local"},
+    "components": ["source-list"],
+    "actions": [],
+    "limits": {
+        "requestTimeoutMs": 60000,
+        "retrievalTimeoutMs": 5000,
+        "generationTimeoutMs": 45000,
+        "maxSources": 4,
+    },
+    "persistence": {"mode": "disabled"},
+}
+"""The backend's site: the page's number of sources (STATIC_ANSWER_MAX_SOURCES)."""
 
 
 # ---------------------------------------------------------------- the runs

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ..answering.site_index import SiteIndex, parse_site_index
 from .assets import LOADER, compressed_copies
 from .files import BuildError, write_if_changed
 
@@ -52,7 +53,8 @@ def loader_with_static_index(text: str, manifest: str | None) -> str:
     found = STATIC_INDEX_MARKER.findall(text)
     if len(found) != 1:
         raise BuildError(
-            f"{LOADER}: expected exactly one `/* agentskit:static-index */` to fill in"
+            f"{LOADER}: expected exactly one `/* agentskit:static-index */` to fill in "
+            "(an assets folder from an older agentskit-web? run `agentskit-web assets` again)"
         )
     value = "null" if manifest is None else '"' + manifest + '"'
     if manifest is not None and not re.fullmatch(r"[A-Za-z0-9._/-]+", manifest):
@@ -110,3 +112,20 @@ def publish_static_index(
     manifest = STATIC_INDEX_FOLDER + manifest_name
     set_loader_static_index(assets_dir, manifest)
     return StaticIndexReport(manifest, written, sum(len(data) for data in files.values()))
+
+
+def site_index_of(site_dir: Path, assets_dir: Path, base_path: str) -> SiteIndex:
+    """The site index the build wrote (assets folder first, then the site's root), else
+    one read from the built HTML now. Raises BuildError for an unusable index file."""
+    from ..indexing.site import find_site_index, index_site
+
+    for folder in (assets_dir, site_dir):
+        found = find_site_index(folder) if folder.is_dir() else None
+        if found is not None:
+            decoded = parse_site_index(found.read_bytes())
+            index = decoded.value if decoded.ok else None
+            if not isinstance(index, SiteIndex):
+                reason = decoded.diagnostic.message if decoded.diagnostic else "unreadable"
+                raise BuildError(f"{found}: {reason}")
+            return index
+    return index_site(site_dir, base_path=base_path)

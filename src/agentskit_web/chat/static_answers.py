@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 from urllib.parse import urljoin
 
 from ..answering.chunk import Passage
+from ..answering.static_index import STATIC_MANIFEST_MAX_BYTES, STATIC_PART_MAX_BYTES
 from ..protocol.text_metrics import split_text
 from ..protocol.wire_json import dump_json
 from ..transports import AskTransportResponse, StaticFileTransport, default_transport
@@ -63,12 +64,11 @@ InPage = Literal["static", "fallback"]
 """How an answer was made in the page: `static` (no backend configured) or `fallback`
 (the backend could not be reached)."""
 
-STATIC_MANIFEST_MAX_BYTES: Final = 8 * 1024 * 1024
-"""Largest manifest read (a 2,000-page site's is well under a megabyte)."""
-STATIC_PART_MAX_BYTES: Final = 8 * 1024 * 1024
-"""Largest index part read."""
 STATIC_PARTS_PER_QUESTION_MAX: Final = 64
 """Most parts one question may fetch; a question needing more is refused with a note."""
+STATIC_FETCH_ROUNDS_MAX: Final = 8
+"""Most rounds of fetches one question may take (the engine needs two, rarely three: its
+words' parts, then the text of the passages it ranks)."""
 STATIC_FETCH_DEADLINE_SECONDS: Final = 30.0
 """Time allowed for one index file, headers and body."""
 STATIC_ANSWER_MAX_SOURCES: Final = 4
@@ -105,11 +105,11 @@ _T = TypeVar("_T")
 
 
 class StaticSearchLike(Protocol):
-    """What the adapter needs of `answering`'s `StaticSearch` (one per page)."""
+    """What the adapter needs of `answering.static_index.StaticSearch` (one per page)."""
 
-    def parts_for(self, question: str) -> list[str]: ...
+    def parts_for(self, question: str, limit: int) -> list[str]: ...
 
-    def add_part(self, name: str, data: bytes) -> None: ...
+    def add_part(self, name: str, data: bytes) -> object: ...
 
     def search(self, question: str, limit: int) -> list[Passage]: ...
 
@@ -120,7 +120,8 @@ Compose = Callable[[str, Sequence[Passage]], str]
 
 def _default_engine() -> tuple[SearchFactory, Compose]:
     """The project's own engine, imported on the first question (it costs boot time)."""
-    from ..answering import StaticSearch, compose_extractive_answer
+    from ..answering.extractive import compose_extractive_answer
+    from ..answering.static_index import StaticSearch
 
     return StaticSearch, compose_extractive_answer
 
@@ -218,16 +219,22 @@ class StaticAnswerSource:
             raise _Failure(status_message(400))
         adapter = self._adapter
         search = await self._guarded(adapter.index())
-        try:
-            wanted = search.parts_for(question)
-        except Exception:  # the engine's own trouble with its manifest
-            raise _Failure(INDEX_INVALID_MESSAGE) from None
-        if len(wanted) > STATIC_PARTS_PER_QUESTION_MAX:
-            raise _Failure(QUESTION_TOO_WIDE_MESSAGE)
-        if wanted:
+        fetched = 0
+        for _round in range(STATIC_FETCH_ROUNDS_MAX + 1):
+            try:
+                wanted = search.parts_for(question, STATIC_ANSWER_MAX_SOURCES)
+            except Exception:  # the engine's own trouble with its manifest
+                raise _Failure(INDEX_INVALID_MESSAGE) from None
+            if not wanted:
+                break
+            fetched += len(wanted)
+            if fetched > STATIC_PARTS_PER_QUESTION_MAX:
+                raise _Failure(QUESTION_TOO_WIDE_MESSAGE)
+            if _round == STATIC_FETCH_ROUNDS_MAX:
+                raise _Failure(INDEX_INVALID_MESSAGE)  # parts that never satisfy the search
             await self._guarded(adapter.load_parts(search, wanted))
-        if self.aborted:
-            return
+            if self.aborted:
+                return
         try:
             passages = list(search.search(question, STATIC_ANSWER_MAX_SOURCES))
         except Exception:
@@ -377,9 +384,11 @@ class StaticAnswersAdapter:
         for name, data in zip(missing, fetched, strict=True):
             assert isinstance(data, bytes)
             try:
-                search.add_part(name, data)
-            except Exception:  # a part that is not what the manifest promised
-                raise _Failure(INDEX_INVALID_MESSAGE) from None
+                refused = search.add_part(name, data)  # a diagnostic: not what was promised
+            except Exception:
+                refused = True
+            if refused is not None:
+                raise _Failure(INDEX_INVALID_MESSAGE)
             self._loaded.add(name)
 
     async def _fetch(self, url: str, limit: int) -> bytes:

@@ -14,26 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..answering.site_index import SiteIndex, parse_site_index
 from ..build.files import BuildError
-from ..build.static_index import StaticIndexReport, publish_static_index
-
-
-def site_index_of(site_dir: Path, assets_dir: Path, base_path: str) -> SiteIndex:
-    """The site index the build wrote (assets folder first, then the site's root), else
-    one read from the built HTML now. Raises BuildError for an unusable index file."""
-    from ..indexing.site import find_site_index, index_site
-
-    for folder in (assets_dir, site_dir):
-        found = find_site_index(folder) if folder.is_dir() else None
-        if found is not None:
-            decoded = parse_site_index(found.read_bytes())
-            index = decoded.value if decoded.ok else None
-            if not isinstance(index, SiteIndex):
-                reason = decoded.diagnostic.message if decoded.diagnostic else "unreadable"
-                raise BuildError(f"{found}: {reason}")
-            return index
-    return index_site(site_dir, base_path=base_path)
+from ..build.static_index import StaticIndexReport, publish_static_index, site_index_of
 
 
 def publish_static_answers(
@@ -48,7 +30,7 @@ def publish_static_answers(
 
     Raises BuildError with a one-line message when the site cannot be indexed.
     """
-    from ..answering import split_index
+    from ..answering.static_index import split_index
     from ..indexing.site import SiteIndexError
 
     assets_dir = site_dir / assets_path
@@ -57,7 +39,7 @@ def publish_static_answers(
     except SiteIndexError as error:
         raise BuildError(f"static answers: {error}") from error
     files = split_index(index, synonyms=tuple(tuple(group) for group in synonyms))
-    report = publish_static_index(assets_dir, files.manifest_name, files.files)
+    report = publish_static_index(assets_dir, files.manifest_name, files.all_files())
     say(
         f"static answers: {len(report.files)} index files ({report.bytes_written:,} bytes) "
         f"in {assets_dir / 'index'}"
