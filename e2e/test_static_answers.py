@@ -18,6 +18,7 @@ from __future__ import annotations
 import http.server
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from agentskit_web.answering.static_index import StaticSearch
 from agentskit_web.testing import AskWidget
 from e2e_support import BackgroundServer, Watch, wait_for_state
 from module_record import PYODIDE_MODULE
@@ -38,7 +40,6 @@ SITES = ROOT / "fixtures" / "sites"
 DOCS = SITES / "docs"
 QUESTION = "How long does the lantern take to charge the battery?"
 ANCHOR = "charge-the-battery"
-OTHER_QUESTION = "How should I wipe the frosted globe?"
 STATIC_NOTE = "Answered in your browser from this site's pages."
 FALLBACK_NOTE = (
     "The answer service could not be reached: answered in your browser from this site's pages."
@@ -63,12 +64,12 @@ NETWORK_ERRORS = ("ERR_INTERNET_DISCONNECTED", "Failed to fetch", "ERR_FAILED")
 # -------------------------------------------------------------------- the sites
 
 
-def build_site(generator: str, out: Path, endpoint: str | None) -> Path:
+def build_site(generator: str, out: Path, endpoint: str | None, docs: Path = DOCS) -> Path:
     """The fixture site built by `generator` with the plugin, `endpoint` or none."""
     work = out.parent
     if generator == "mkdocs":
         config = (SITES / "mkdocs" / "mkdocs.yml").read_text(encoding="utf-8")
-        config = config.replace("docs_dir: ../docs", f"docs_dir: {DOCS}")
+        config = config.replace("docs_dir: ../docs", f"docs_dir: {docs}")
         config = re.sub(r"\n\s+endpoint: /api/ask", "", config)
         if endpoint is not None:
             config = config.replace("      layout:", f"      endpoint: {endpoint}\n      layout:")
@@ -167,9 +168,47 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str | Non
     return sites
 
 
+EXTRA_PAGES = 40
+EXTRA_WORDS_PER_PAGE = 60
+
+
+def extra_word(number: int) -> str:
+    """`xyaaa`, `xyaab`, ...: words no fixture page uses, sorted after all of theirs."""
+    letters = ""
+    for _ in range(3):
+        number, rest = divmod(number, 26)
+        letters = chr(ord("a") + rest) + letters
+    return "xy" + letters
+
+
+# The last glossary word: its term and word parts come last, far from the lantern's words.
+OTHER_QUESTION = f"What does {extra_word(EXTRA_PAGES * EXTRA_WORDS_PER_PAGE - 1)} mean?"
+
+
+def larger_docs(target: Path) -> Path:
+    """The fixture docs plus pages of words of their own, so the index splits into several
+    term and word parts and a question about them needs parts the lantern's question did
+    not fetch."""
+    shutil.copytree(DOCS, target)
+    folder = target / "glossary"
+    folder.mkdir()
+    for page in range(EXTRA_PAGES):
+        words = [extra_word(page * EXTRA_WORDS_PER_PAGE + n) for n in range(EXTRA_WORDS_PER_PAGE)]
+        text = f"# Glossary {page}\n\n## Terms {page}\n\n" + " ".join(words) + ".\n"
+        (folder / f"g{page}.md").write_text(text, encoding="utf-8")
+    return target
+
+
 @pytest.fixture
-def host(request: pytest.FixtureRequest, built: dict[tuple[str, str | None], Path]) -> Host:
+def host(
+    request: pytest.FixtureRequest,
+    built: dict[tuple[str, str | None], Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Host:
     generator, endpoint = request.param
+    if endpoint == "larger":
+        work = tmp_path_factory.mktemp("mkdocs-larger")
+        return Host(build_site(generator, work / "site", None, larger_docs(work / "docs")))
     return Host(built[(generator, endpoint)])
 
 
@@ -295,7 +334,7 @@ class TestOffline:
         assert not watch.off_origin, f"requests to other origins: {watch.off_origin}"
         assert not watch.errors, "\n".join(watch.errors)
 
-    @pytest.mark.parametrize("host", [("mkdocs", None)], indirect=True, ids=["mkdocs"])
+    @pytest.mark.parametrize("host", [("mkdocs", "larger")], indirect=True, ids=["mkdocs"])
     def test_a_reload_offline_answers_from_the_parts_already_fetched(
         self,
         page: Page,
@@ -324,6 +363,11 @@ class TestOffline:
             ".then((keys) => keys.map((k) => new URL(k.url).pathname))"
         )
         assert sorted(cached) == sorted(set(index_requests(host))), "the fetched parts are kept"
+        # What the other question needs first is not among them (the engine says so).
+        manifest = next(p for p in cached if re.search(r"/agentskit-static\.[0-9a-f]+\.json$", p))
+        search = StaticSearch((host.root / manifest.lstrip("/")).read_bytes())
+        needed = {INDEX_PATH + name for name in search.parts_for(OTHER_QUESTION, 4)}
+        assert needed - set(cached), "the other question's parts were fetched already"
 
         context.set_offline(True)
         page.reload()
