@@ -65,9 +65,10 @@ def _cvc(stem: str) -> bool:
 
 
 def _step1a(word: str) -> str:
-    if word.endswith("sses"):
+    # SQLite's bounds: "sses" and "ies" need a letter before them, else only the "s" goes.
+    if word.endswith("sses") and len(word) > 4:
         return word[:-2]
-    if word.endswith("ies"):
+    if word.endswith("ies") and len(word) > 3:
         return word[:-2]
     if word.endswith("ss"):
         return word
@@ -77,7 +78,7 @@ def _step1a(word: str) -> str:
 
 
 def _step1b(word: str) -> str:
-    if word.endswith("eed"):
+    if word.endswith("eed") and len(word) > 3:
         return word[:-1] if _measure(word[:-3]) > 0 else word
     for suffix in ("ed", "ing"):
         if word.endswith(suffix) and _has_vowel(word[: -len(suffix)]):

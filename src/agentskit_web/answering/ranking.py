@@ -81,14 +81,19 @@ def bm25_scores(
     """Row -> BM25 score (higher is better) of the rows matching any phrase: FTS5's
     `bm25()` negated, with each phrase (repeats included) a query term."""
     scores: dict[int, float] = {}
+    norms: dict[int, float] = {}
     average = average_length or 1.0
+    title, heading, body, code = weights
     for phrase in phrases:
         hits = hits_of(phrase)
         idf = math.log((size - len(hits) + 0.5) / (len(hits) + 0.5))
         idf = idf if idf > 0 else BM25_MIN_IDF
         for row, fields in hits.items():
-            frequency = sum(w * f for w, f in zip(weights, fields, strict=True))
-            norm = BM25_K1 * (1 - BM25_B + BM25_B * length(row) / average)
+            frequency = title * fields[0] + heading * fields[1] + body * fields[2]
+            frequency += code * fields[3]
+            norm = norms.get(row)
+            if norm is None:
+                norm = norms[row] = BM25_K1 * (1 - BM25_B + BM25_B * length(row) / average)
             gain = idf * frequency * (BM25_K1 + 1) / (frequency + norm)
             scores[row] = scores.get(row, 0.0) + gain
     return scores

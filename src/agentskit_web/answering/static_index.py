@@ -6,8 +6,8 @@ writes the index the backend would build as files, and the page runs the same
 A question should fetch only what it needs, so the index is split:
 
 - a *manifest* (`agentskit-static.<hash>.json`): the site, the row count and
-  total tokens (BM25's statistics), the synonyms, and the part names with the
-  ranges they hold;
+  total tokens (BM25's statistics), the synonyms, and each part's range and
+  hash (its name is `agentskit-static.<kind>.<hash>.json`);
 - *term* parts: the postings of a range of index tokens, sorted, so a token
   and every token a prefix finds lie in one run of consecutive parts (as
   static search tools split theirs);
@@ -60,13 +60,13 @@ STATIC_FILE_PREFIX: Final = "agentskit-static."
 STATIC_HASH_CHARS: Final = 16
 """Hex digits of the content hash in every name (64 bits: no collision between builds)."""
 
-TERM_PART_TARGET_BYTES: Final = 12_000
+TERM_PART_TARGET_BYTES: Final = 6_000
 """A term part is closed once its postings reach this many bytes (uncompressed JSON): small
 enough that a question's few words fetch little, large enough that a 2,000-page site
 stays at a few hundred parts."""
 WORD_PART_TARGET_BYTES: Final = 8_000
 """The same for the vocabulary's parts."""
-TEXT_PART_TARGET_BYTES: Final = 8_000
+TEXT_PART_TARGET_BYTES: Final = 2_000
 """A text part is closed once its chunks reach this many bytes: a quote's section costs
 about one such part."""
 
@@ -140,7 +140,16 @@ def _digest(data: bytes) -> str:
 
 
 def _part_name(kind: str, data: bytes) -> str:
-    return f"{STATIC_FILE_PREFIX}{kind}.{_digest(data)}.json"
+    return _name_of(kind, _digest(data))
+
+
+def _name_of(kind: str, digest: str) -> str:
+    """A part's file name (the manifest lists only the digests: names are long)."""
+    return f"{STATIC_FILE_PREFIX}{kind}.{digest}.json"
+
+
+def _hash_of(name: str) -> str:
+    return name.split(".")[-2]
 
 
 # --------------------------------------------------------------------------- writing
@@ -195,21 +204,21 @@ def split_index(
         TERM_PART_TARGET_BYTES,
     ):
         name = add(KIND_TERMS, {"terms": terms[start:end], "postings": encoded[start:end]})
-        term_parts.append(["" if start == 0 else terms[start], name])
+        term_parts.append(["" if start == 0 else terms[start], _hash_of(name)])
 
     words = search.vocabulary.sorted_words()
     counts = [search.vocabulary.counts[word] for word in words]
     word_parts = []
     for start, end in _ranges(words, [len(w) + 6 for w in words], WORD_PART_TARGET_BYTES):
         name = add(KIND_WORDS, {"words": words[start:end], "counts": counts[start:end]})
-        word_parts.append(["" if start == 0 else words[start], name])
+        word_parts.append(["" if start == 0 else words[start], _hash_of(name)])
 
     rows = [[c.path, c.anchor, c.page_title, c.heading, c.text, c.code] for c in chunks]
     text_parts = []
     sizes = [sum(len(str(field)) for field in row) + 16 for row in rows]
     for start, end in _ranges(rows, sizes, TEXT_PART_TARGET_BYTES):
         name = add(KIND_TEXTS, {"first": start, "chunks": rows[start:end]})
-        text_parts.append([start, name])
+        text_parts.append([start, _hash_of(name)])
 
     lengths = add(KIND_LENGTHS, {"lengths": index.lengths()})
     manifest = _canonical(
@@ -273,7 +282,10 @@ def _int_list(value: Any) -> bool:
     return type(value) is list and all(type(item) is int and item >= 0 for item in value)
 
 
-def _ranges_of(value: Any, key_type: type) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+def _ranges_of(value: Any, key_type: type, kind: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     """(firsts, names) of a manifest's range list; ValueError unless sorted and well formed."""
     if type(value) is not list or not value or len(value) > STATIC_MAX_PARTS:
         raise ValueError("ranges")
@@ -282,10 +294,11 @@ def _ranges_of(value: Any, key_type: type) -> tuple[tuple[Any, ...], tuple[str, 
     for item in value:
         if type(item) is not list or len(item) != 2 or type(item[0]) is not key_type:
             raise ValueError("range")
-        if type(item[1]) is not str or not item[1].startswith(STATIC_FILE_PREFIX):
+        digest = item[1]
+        if type(digest) is not str or len(digest) != STATIC_HASH_CHARS or set(digest) - _HEX:
             raise ValueError("name")
         firsts.append(item[0])
-        names.append(item[1])
+        names.append(_name_of(kind, digest))
     if firsts != sorted(firsts) or len(set(firsts)) != len(firsts) or firsts[0] not in ("", 0):
         raise ValueError("order")
     return tuple(firsts), tuple(names)
@@ -310,9 +323,9 @@ def parse_static_manifest(data: bytes | str) -> DecodeResult:
         rows, tokens = value["rows"], value["tokens"]
         if type(rows) is not int or type(tokens) is not int or rows < 0 or tokens < 0:
             return DecodeResult.failure(MANIFEST_INVALID)
-        term_firsts, term_names = _ranges_of(value["terms"], str)
-        word_firsts, word_names = _ranges_of(value["words"], str)
-        text_firsts, text_names = _ranges_of(value["texts"], int)
+        term_firsts, term_names = _ranges_of(value["terms"], str, KIND_TERMS)
+        word_firsts, word_names = _ranges_of(value["words"], str, KIND_WORDS)
+        text_firsts, text_names = _ranges_of(value["texts"], int, KIND_TEXTS)
         lengths = value["lengths"]
         if type(lengths) is not str or not all(
             type(value.get(key)) is str for key in ("siteName", "basePath")
@@ -487,9 +500,6 @@ class StaticSearch:
         """What `SearchIndex.search` gives over the whole index; raises `PartsMissing`
         when a part it reads was not added (ask `parts_for` first)."""
         return self._run(question, limit, self._engine.search)
-
-    def search_plain_bm25(self, question: str, limit: int) -> list[Passage]:
-        return self._run(question, limit, self._engine.search_plain_bm25)
 
     def _run(self, question: str, limit: int, search: Any) -> list[Passage]:
         self._index.missing.clear()

@@ -63,15 +63,16 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         _section("answers", "main"),
     ),
     "static": (
-        "answers with no backend: first answer painted vs serve-ask, index bytes per question",
-        _section("static", "static_command"),
+        "static (split) index: bytes per question, index vs visible text, static = server, "
+        "search ms vs FTS5 (own options: static -h)",
+        _section("static", "main"),
     ),
     "embed": (
         "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
         _section("embed", "embed_command"),
     ),
 }
-OWN_OPTIONS = frozenset({"answers"})
+OWN_OPTIONS = frozenset({"answers", "static"})
 """Sections that parse their own command line (everything after the section name)."""
 
 

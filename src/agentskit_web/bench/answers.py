@@ -1,34 +1,50 @@
 """`make bench` section `answers`: how well the reference backend finds the section that answers.
 
-The eval set is `fixtures/answers_eval.json`: questions a reader would ask
-about the demo docs, each with the sections that answer it (`needs: any`),
-the sections an answer must combine (`needs: all`) or none at all (`needs:
-none`: the docs do not answer it and the backend must decline, i.e. retrieve
-nothing, which the Ask app turns into `422 ASK_NO_GROUNDED_SOURCES`).
+Three eval sets, one per corpus, each in `fixtures/`:
+- `answers_eval.json`: questions about this project's own docs (`docs/*.md`);
+- `answers_eval_pydantic.json`, `answers_eval_starlette.json`: questions a
+  user of that library asks, over its real documentation in the shared corpora
+  folder (`--corpora`, default `../shared/corpora`), built with MkDocs +
+  Material (bench/corpora.py) and scored on the URLs and anchors MkDocs
+  publishes. Without that folder the section says so in one line and runs on
+  our docs only.
 
-For each retrieval under test, over the same chunks of the same corpus:
+Each question lists the sections that answer it (`needs: any`), the sections
+an answer must combine (`needs: all`) or none at all (`needs: none`: the docs
+do not answer it and the backend must decline, i.e. retrieve nothing, which
+the Ask app turns into `422 ASK_NO_GROUNDED_SOURCES`). A section is the URL
+path plus `#anchor`, compared exactly (a page's top section has no anchor).
+
+For each retrieval under test, over the same SQLite index of the same corpus:
 - recall@k: for an `any` question, 1 when one expected section is among the
   first k distinct sections retrieved; for an `all` question, the share of its
   sections found there (out of at most k, so recall@1 is 1 when the first
   section is one of them);
 - MRR: the mean of 1/rank of the first expected section (0 when none is
   among the first `RANK_DEPTH`, or when the question was declined);
+- first quote on target: the share of answerable questions whose extractive
+  answer (`compose_extractive_answer` over the first `ANSWER_SOURCES`
+  passages, as the Ask app passes them) quotes an expected section first;
 - declined: the share of unanswerable questions for which nothing was
-  retrieved, next to the share of answerable ones wrongly declined.
+  retrieved, next to the share of answerable ones wrongly declined;
+- search time per question, p50 and p90 (the search alone, not the quote).
 
 The shipped retrieval is `SearchIndex.search` (answering/, pure Python); its
 peer is plain BM25 over the same index (`SearchIndex.search_plain_bm25`):
 every word OR-ed, equal field weights, the index's own Porter stemming but no
 stopwords, prefixes, query expansion, floor or threshold. Beside them, the
-same two over the FTS5 search that shipped before (`fts5_baseline`, "main"),
-measured in the same run. Every figure is printed for the
-tuning split, the held-out split (never looked at while tuning) and both.
+same two over the FTS5 search that shipped before (`fts5_baseline`, rows
+"main (FTS5)" and "plain FTS5 BM25"), over the same chunks in the same run.
+Every figure is printed for the tuning split, the held-out split (never looked
+at while tuning) and both.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import statistics
 import sys
 import time
@@ -40,22 +56,37 @@ from typing import Annotated, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..answering.chunk import Chunk, Passage
+from ..answering.extractive import NoQuotableText, compose_extractive_answer
 from ..answering.ranking import SearchIndex
 from ..server.retrieval import index_folder
 from .fts5_baseline import DocsIndex
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
-EVAL_FILE: Final = PROJECT_ROOT / "fixtures" / "answers_eval.json"
+FIXTURES: Final = PROJECT_ROOT / "fixtures"
+EVAL_FILE: Final = FIXTURES / "answers_eval.json"
+EVAL_FILES: Final = {
+    "ours": EVAL_FILE,
+    "pydantic": FIXTURES / "answers_eval_pydantic.json",
+    "starlette": FIXTURES / "answers_eval_starlette.json",
+}
+"""Every eval set, by corpus: our docs first, then the real corpora."""
 SITE_FILE: Final = Path("docs") / "site.json"
 """The demo's site config, whose synonyms the demo backend searches with."""
 RANK_DEPTH: Final = 8
 """Sections retrieved per question: the most an answer may cite (SITE_MAX_SOURCES_RANGE)."""
+ANSWER_SOURCES: Final = 4
+"""Passages the extractive answer quotes from: the demo site's `maxSources` (docs/site.json)."""
 RECALL_CUTOFFS: Final = (1, 3)
 SPLITS: Final = ("tuning", "heldout")
+RANKERS: Final = ("shipped", "plain BM25", "main (FTS5)", "plain FTS5 BM25")
 
 Split = Literal["tuning", "heldout"]
 Needs = Literal["any", "all", "none"]
 Ranker = Callable[[str, int], Sequence[Passage]]
+
+
+class EvalError(RuntimeError):
+    """An eval set that cannot be scored honestly (an expected section does not exist...)."""
 
 
 class EvalQuestion(BaseModel):
@@ -71,11 +102,28 @@ class EvalQuestion(BaseModel):
     expected: list[str]
 
 
-class EvalCorpus(BaseModel):
+class ProjectDocs(BaseModel):
+    """A Markdown folder of this project (`docs`), indexed as the demo backend does."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     docs: str
     exclude: list[str] = []
+
+
+class MkDocsCorpus(BaseModel):
+    """A corpus of the shared corpora folder, built with MkDocs + Material (bench/corpora.py).
+
+    `config` names the corpus's own mkdocs.yml (relative to its folder), which the
+    bench adapts outside the corpus; None means the corpus has none and the bench
+    generates a minimal Material config.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    builder: Literal["mkdocs"]
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")]
+    config: str | None = None
 
 
 class EvalSet(BaseModel):
@@ -84,7 +132,7 @@ class EvalSet(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     description: str
-    corpus: EvalCorpus
+    corpus: ProjectDocs | MkDocsCorpus
     questions: list[EvalQuestion]
 
 
@@ -106,6 +154,28 @@ def ranked_sections(passages: Sequence[Passage]) -> list[str]:
     return list(seen)
 
 
+_CITED_TITLE: Final = re.compile(r"^— \*.*\* \[(\d+)\]$", re.MULTILINE)
+"""The attribution line that closes each quote block of an extractive answer."""
+
+
+def first_quote_section(question: str, passages: Sequence[Passage]) -> str | None:
+    """The section the extractive answer over these passages quotes first (None: no answer).
+
+    The answer is composed exactly as the Ask app's extractive generator does,
+    and its first attribution line (`— *Page › Section* [n]`) names the passage.
+    """
+    if not passages:
+        return None
+    try:
+        answer = compose_extractive_answer(question, passages)
+    except NoQuotableText:
+        return None
+    cited = _CITED_TITLE.search(answer)
+    if cited is None:
+        return None
+    return section_key(passages[int(cited.group(1)) - 1])
+
+
 # ------------------------------------------------------------------ scoring
 
 
@@ -116,6 +186,7 @@ class Outcome:
     question: EvalQuestion
     sections: list[str]
     seconds: float
+    first_quote: str | None = None
 
     @property
     def declined(self) -> bool:
@@ -134,6 +205,11 @@ class Outcome:
                 return 1.0 / rank
         return 0.0
 
+    @property
+    def quote_on_target(self) -> bool:
+        """Whether the answer's first quote comes from an expected section."""
+        return self.first_quote is not None and self.first_quote in self.question.expected
+
 
 @dataclass(slots=True)
 class Scores:
@@ -143,39 +219,69 @@ class Scores:
     unanswerable: int = 0
     recall: dict[int, float] = field(default_factory=dict)
     mrr: float = 0.0
+    first_quote: float = 0.0
     declined: float = 0.0
     wrongly_declined: float = 0.0
-    mean_ms: float = 0.0
+    p50_ms: float = 0.0
+    p90_ms: float = 0.0
 
 
 def _mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
+def percentile(values: Sequence[float], share: float) -> float:
+    """The `share` quantile of the values, interpolated between the closest two (every
+    sample counts, none is dropped); NaN for no values."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    position = share * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
 def score(outcomes: Sequence[Outcome]) -> Scores:
-    """recall@k, MRR, the declined shares and the mean time per question."""
+    """recall@k, MRR, first quote on target, the declined shares and the time per question."""
     answerable = [o for o in outcomes if o.question.needs != "none"]
     unanswerable = [o for o in outcomes if o.question.needs == "none"]
+    milliseconds = [o.seconds * 1000 for o in outcomes]
     return Scores(
         answerable=len(answerable),
         unanswerable=len(unanswerable),
         recall={k: _mean([o.recall_at(k) for o in answerable]) for k in RECALL_CUTOFFS},
         mrr=_mean([o.reciprocal_rank() for o in answerable]),
+        first_quote=_mean([1.0 if o.quote_on_target else 0.0 for o in answerable]),
         declined=_mean([1.0 if o.declined else 0.0 for o in unanswerable]),
         wrongly_declined=_mean([1.0 if o.declined else 0.0 for o in answerable]),
-        mean_ms=_mean([o.seconds * 1000 for o in outcomes]),
+        p50_ms=percentile(milliseconds, 0.5),
+        p90_ms=percentile(milliseconds, 0.9),
     )
 
 
 def run_ranker(ranker: Ranker, questions: Sequence[EvalQuestion]) -> list[Outcome]:
-    """Ask every question once; every question counts (none is dropped or retried)."""
+    """Ask every question once; every question counts (none is dropped or retried).
+
+    Only the search is timed; the first quote is composed afterwards from the
+    first ANSWER_SOURCES passages, as the Ask app hands them to the generator.
+    """
     outcomes = []
     for question in questions:
         started = time.perf_counter()
         passages = ranker(question.question, RANK_DEPTH)
         elapsed = time.perf_counter() - started
-        outcomes.append(Outcome(question, ranked_sections(passages), elapsed))
+        quoted = first_quote_section(question.question, passages[:ANSWER_SOURCES])
+        outcomes.append(Outcome(question, ranked_sections(passages), elapsed, quoted))
     return outcomes
+
+
+def split_scores(outcomes: Sequence[Outcome]) -> dict[str, Scores]:
+    """Scores per split (`tuning`, `heldout`) and over `all` questions."""
+    return {
+        **{split: score([o for o in outcomes if o.question.split == split]) for split in SPLITS},
+        "all": score(outcomes),
+    }
 
 
 # ------------------------------------------------------------------ the run
@@ -188,10 +294,12 @@ class EvalResult:
     scores: dict[str, dict[str, Scores]]
     outcomes: dict[str, list[Outcome]]
     chunks: int
+    name: str = "ours"
+    notes: tuple[str, ...] = ()
 
 
 def site_synonyms(root: Path = PROJECT_ROOT) -> tuple[tuple[str, ...], ...]:
-    """The demo site's synonyms (its site config), which the eval's index uses."""
+    """The demo site's synonyms (its site config), which the eval of our docs uses."""
     from ..server.ask_app import load_site_config
 
     return load_site_config(root / SITE_FILE).synonyms
@@ -199,6 +307,8 @@ def site_synonyms(root: Path = PROJECT_ROOT) -> tuple[tuple[str, ...], ...]:
 
 def build_index(eval_set: EvalSet, root: Path = PROJECT_ROOT) -> SearchIndex:
     """The index the demo serves: the eval corpus, with the demo site's retrieval settings."""
+    if not isinstance(eval_set.corpus, ProjectDocs):
+        raise EvalError("build_index indexes a project docs folder; use corpus_index.")
     return index_folder(
         root / eval_set.corpus.docs, exclude=eval_set.corpus.exclude, synonyms=site_synonyms(root)
     )
@@ -214,53 +324,105 @@ def build_baseline_index(index: SearchIndex, synonyms: Sequence[Sequence[str]] =
     return baseline
 
 
-def run_eval(eval_set: EvalSet | None = None) -> EvalResult:
+def expected_sections(eval_set: EvalSet) -> set[str]:
+    """Every section some question of the set expects."""
+    return {section for question in eval_set.questions for section in question.expected}
+
+
+def check_published(eval_set: EvalSet, published: set[str], where: str) -> None:
+    """Raise EvalError naming every expected section the built site does not publish: a
+    question whose answer cannot exist would silently count as a miss."""
+    missing = sorted(expected_sections(eval_set) - published)
+    if missing:
+        raise EvalError(
+            f"{len(missing)} expected section(s) are not published by the built site "
+            f"{where}: {', '.join(missing)}"
+        )
+
+
+def corpus_index(eval_set: EvalSet, corpora: Path | None) -> tuple[SearchIndex, tuple[str, ...]]:
+    """The index a corpus's questions are asked against, and notes for the table.
+
+    Our docs are indexed as the demo serves them. A shared corpus is built with
+    MkDocs (cached), every expected section is checked against the built site
+    (EvalError names those it does not publish), and the built site is indexed
+    by `index_built_site`, with no synonyms: a site owner starts with none.
+    """
+    if isinstance(eval_set.corpus, ProjectDocs):
+        return build_index(eval_set), ()
+    from .corpora import build_corpus, index_built_site, published_sections
+
+    if corpora is None:
+        raise EvalError(f"Corpus {eval_set.corpus.name!r} needs the corpora folder (--corpora).")
+    started = time.perf_counter()
+    site = build_corpus(corpora, eval_set.corpus.name, eval_set.corpus.config)
+    built = time.perf_counter() - started
+    check_published(eval_set, set(published_sections(site.site_dir)), str(site.site_dir))
+    chunks = index_built_site(site.site_dir)
+    index = SearchIndex.from_chunks(chunks)
+    indexed = set(ranked_sections(index.all_passages()))
+    unreachable = sorted(expected_sections(eval_set) - indexed)
+    how = "cached site" if site.cached else f"built in {built:.1f} s"
+    notes = [f"{eval_set.corpus.name}: {how} at {site.site_dir}"]
+    if unreachable:
+        notes.append(f"expected but holding no indexed text: {', '.join(unreachable)}")
+    return index, tuple(notes)
+
+
+def run_eval(
+    eval_set: EvalSet | None = None, corpora: Path | None = None, name: str = "ours"
+) -> EvalResult:
     """Score the shipped retrieval and the plain BM25 peer over the same index."""
     eval_set = eval_set or load_eval_set()
-    index = build_index(eval_set)
-    baseline = build_baseline_index(index, site_synonyms())
+    index, notes = corpus_index(eval_set, corpora)
+    synonyms = site_synonyms() if isinstance(eval_set.corpus, ProjectDocs) else ()
+    baseline = build_baseline_index(index, synonyms)
     try:
         rankers: dict[str, Ranker] = {
-            "shipped": index.search,
-            "plain BM25": index.search_plain_bm25,
-            "main (FTS5)": baseline.search,
-            "plain FTS5 BM25": baseline.search_plain_bm25,
+            RANKERS[0]: index.search,
+            RANKERS[1]: index.search_plain_bm25,
+            RANKERS[2]: baseline.search,
+            RANKERS[3]: baseline.search_plain_bm25,
         }
-        outcomes = {name: run_ranker(r, eval_set.questions) for name, r in rankers.items()}
+        outcomes = {n: run_ranker(r, eval_set.questions) for n, r in rankers.items()}
     finally:
         baseline.close()
-    scores = {
-        name: {
-            **{split: score([o for o in found if o.question.split == split]) for split in SPLITS},
-            "all": score(found),
-        }
-        for name, found in outcomes.items()
-    }
-    return EvalResult(scores, outcomes, index.size)
+    scores = {n: split_scores(found) for n, found in outcomes.items()}
+    return EvalResult(scores, outcomes, index.size, name, notes)
 
 
-def _figure(value: float) -> str:
-    return f"{value:.3f}"
+def default_corpora(root: Path = PROJECT_ROOT) -> Path | None:
+    """`../shared/corpora` from the project root when it exists, else None."""
+    folder = root.parent / "shared" / "corpora"
+    return folder if folder.is_dir() else None
+
+
+def _figure(value: float, digits: int = 3) -> str:
+    """A share or a time, `-` when the split has no question it applies to."""
+    return "-" if math.isnan(value) else f"{value:.{digits}f}"
 
 
 def format_eval(result: EvalResult) -> str:
-    """One row per ranker and split, with the issue's goals in the header."""
+    """One row per ranker and split, with the issue's goals under the table."""
     header = (
-        f"{'answers (retrieval eval)':<28}{'split':<9}{'n':>4}{'R@1':>7}{'R@3':>7}{'MRR':>7}"
-        f"{'u':>4}{'declined':>10}{'wrong-decl':>11}{'ms/q':>7}"
+        f"{'answers: ' + result.name:<26}{'split':<9}{'n':>4}{'R@1':>7}{'R@3':>7}{'MRR':>7}"
+        f"{'quote1':>8}{'u':>4}{'declined':>10}{'wrong-decl':>11}{'p50 ms':>8}{'p90 ms':>8}"
     )
     rows = [header, "-" * len(header)]
     for name, by_split in result.scores.items():
         for split, s in by_split.items():
             rows.append(
-                f"{name:<28}{split:<9}{s.answerable:>4}{_figure(s.recall[1]):>7}"
-                f"{_figure(s.recall[3]):>7}{_figure(s.mrr):>7}{s.unanswerable:>4}"
-                f"{_figure(s.declined):>10}{_figure(s.wrongly_declined):>11}{s.mean_ms:>7.2f}"
+                f"{name:<26}{split:<9}{s.answerable:>4}{_figure(s.recall[1]):>7}"
+                f"{_figure(s.recall[3]):>7}{_figure(s.mrr):>7}{_figure(s.first_quote):>8}"
+                f"{s.unanswerable:>4}{_figure(s.declined):>10}{_figure(s.wrongly_declined):>11}"
+                f"{_figure(s.p50_ms, 2):>8}{_figure(s.p90_ms, 2):>8}"
             )
     rows.append(
-        f"{result.chunks} chunks; n answerable, u unanswerable questions; goals (shipped): "
-        "R@1 >= 0.75, R@3 >= 0.9, declined >= 0.9"
+        f"{result.chunks} chunks; n answerable, u unanswerable questions; quote1: first quote "
+        "of the extractive answer from an expected section; goals (shipped, held-out): "
+        "R@1 >= 0.75, R@3 >= 0.9, declined >= 0.9, wrong-decl <= 0.03, quote1 >= 0.8"
     )
+    rows.extend(result.notes)
     return "\n".join(rows)
 
 
@@ -281,35 +443,87 @@ def format_misses(result: EvalResult, ranker: str, split: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m agentskit_web.bench answers [--misses SPLIT] [--json PATH]`."""
+    """`python -m agentskit_web.bench answers [--corpora PATH] [--corpus NAME]... [--misses
+    SPLIT] [--json PATH]`."""
     parser = argparse.ArgumentParser(prog="agentskit-web bench answers")
-    parser.add_argument("--misses", choices=SPLITS, help="also list the shipped misses of a split")
+    parser.add_argument(
+        "--corpora",
+        type=Path,
+        default=default_corpora(),
+        help="the shared corpora folder (default ../shared/corpora when it exists)",
+    )
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        choices=list(EVAL_FILES),
+        help="only this corpus (repeatable; default every one)",
+    )
+    parser.add_argument(
+        "--misses",
+        choices=SPLITS,
+        help="also list the shipped misses of a split (tuning only while tuning retrieval)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the scores here")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    result = run_eval()
-    print(format_eval(result))
-    if args.misses:
-        print(format_misses(result, "shipped", args.misses))
+    names = args.corpus or list(EVAL_FILES)
+    if args.misses == "heldout":
+        print(
+            "answers: listing held-out questions; whoever tunes retrieval must not read them",
+            file=sys.stderr,
+        )
+    corpora: Path | None = args.corpora
+    if corpora is not None and not corpora.is_dir():
+        corpora = None
+    from .corpora import CorpusError
+
+    results = []
+    failed = False
+    for name in names:
+        eval_set = load_eval_set(EVAL_FILES[name])
+        if isinstance(eval_set.corpus, MkDocsCorpus) and corpora is None:
+            where = args.corpora or PROJECT_ROOT.parent / "shared" / "corpora"
+            print(f"answers: no corpora folder at {where}: {name} not measured (--corpora PATH)")
+            continue
+        try:
+            result = run_eval(eval_set, corpora, name)
+        except (EvalError, CorpusError) as error:
+            print(f"answers: {name} not measured: {error}", file=sys.stderr)
+            failed = True
+            continue
+        results.append(result)
+        print(format_eval(result))
+        if args.misses:
+            print(format_misses(result, RANKERS[0], args.misses))
+        print()
     if args.json:
         payload = {
-            name: {split: vars_of(s) for split, s in by_split.items()}
-            for name, by_split in result.scores.items()
+            result.name: {
+                ranker: {split: vars_of(s) for split, s in by_split.items()}
+                for ranker, by_split in result.scores.items()
+            }
+            for result in results
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    return 0
+    return 1 if failed else 0
 
 
 def vars_of(scores: Scores) -> dict[str, object]:
-    """A JSON-ready copy of one split's scores."""
+    """A JSON-ready copy of one split's scores (NaN, for an empty split, as null)."""
+
+    def number(value: float) -> float | None:
+        return None if math.isnan(value) else value
+
     return {
         "answerable": scores.answerable,
         "unanswerable": scores.unanswerable,
-        "recallAt1": scores.recall[1],
-        "recallAt3": scores.recall[3],
-        "mrr": scores.mrr,
-        "declined": scores.declined,
-        "wronglyDeclined": scores.wrongly_declined,
-        "meanMs": scores.mean_ms,
+        "recallAt1": number(scores.recall[1]),
+        "recallAt3": number(scores.recall[3]),
+        "mrr": number(scores.mrr),
+        "firstQuoteOnTarget": number(scores.first_quote),
+        "declined": number(scores.declined),
+        "wronglyDeclined": number(scores.wrongly_declined),
+        "p50Ms": number(scores.p50_ms),
+        "p90Ms": number(scores.p90_ms),
     }
 
 

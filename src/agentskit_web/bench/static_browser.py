@@ -25,8 +25,6 @@ question <= 150 kB of index, later ones <= 50 kB each.
 
 from __future__ import annotations
 
-import argparse
-import re
 import shutil
 import statistics
 import subprocess
@@ -107,21 +105,15 @@ class StaticBenchError(RuntimeError):
 
 
 def mkdocs_config(corpus: Path, site_dir: Path) -> str:
-    """The corpus's own mkdocs.yml, as its README says a docs owner would adapt it."""
-    text = (corpus / "mkdocs.yml").read_text(encoding="utf-8")
-    text = re.sub(r"\nextra:\n  analytics:\n(?:    .*\n)+", "\n", text)
-    text = re.sub(r"\nwatch:\n(?:  - .*\n)+", "\n", text)
-    text = re.sub(r"\nplugins:\n(?:[ ].*\n?)+", "\n", text)
-    text = text.replace("strict: true\n", "")
-    text = text.replace('  name: "material"\n', '  name: "material"\n  font: false\n', 1)
-    text = text.replace(
-        "custom_dir: docs/overrides", f"custom_dir: {corpus / 'docs' / 'overrides'}"
-    )
-    return (
-        text
-        + f"\ndocs_dir: {corpus / 'docs'}\nsite_dir: {site_dir}\n"
-        + "plugins:\n  - search\n  - agentskit-ask\n"
-    )
+    """The eval's build of the corpus (bench/corpora.py) with the `agentskit-ask` plugin and
+    no endpoint, and no network fonts (nothing may leave loopback)."""
+    from .corpora import config_text, generated_config
+
+    settings = generated_config(corpus, "mkdocs.yml")
+    settings["plugins"] = [*settings.get("plugins", []), "agentskit-ask"]
+    settings["theme"] = {**settings.get("theme", {}), "font": False}
+    settings["site_dir"] = str(site_dir)
+    return config_text(settings)
 
 
 def build_corpus_site(corpus: Path, work: Path) -> Path:
@@ -323,18 +315,3 @@ def format_static_browser(result: dict[str, Any]) -> str:
         )
     lines.append("    serve-ask fetches no index: its figure is the answer stream")
     return "\n".join(lines)
-
-
-def static_browser_command(args: argparse.Namespace) -> int:
-    """Print the browser part of section `static`."""
-    try:
-        result = run_static_browser(max(args.runs, 1))
-    except StaticBenchError as error:
-        print(f"static (browser): {error}", file=sys.stderr)
-        return 1
-    print(format_static_browser(result))
-    if args.json is not None:
-        import json
-
-        args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    return 0

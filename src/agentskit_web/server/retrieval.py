@@ -12,7 +12,7 @@ from typing import Protocol
 
 import anyio.to_thread
 
-from ..answering.chunk import Passage
+from ..answering.chunk import Chunk, Passage
 from ..answering.query_terms import ALL_AIDS, QueryOptions
 from ..answering.ranking import SearchIndex
 from ..docs_text import page_path_for
@@ -25,6 +25,21 @@ class Retriever(Protocol):
     async def retrieve(self, question: str, limit: int) -> Sequence[Passage]: ...
 
 
+def folder_chunks(
+    docs_dir: str | Path,
+    page_path: Callable[[PurePosixPath], str] = page_path_for,
+    exclude: Sequence[str] = (),
+) -> list[Chunk]:
+    """A docs folder's chunks; raises ValueError with a clear message when there is nothing."""
+    folder = Path(docs_dir)
+    if not folder.is_dir():
+        raise ValueError(f"Docs folder {folder} does not exist.")
+    chunks = load_docs(folder, page_path, exclude)
+    if not chunks:
+        raise ValueError(f"Docs folder {folder} has no Markdown or HTML page with text.")
+    return chunks
+
+
 def index_folder(
     docs_dir: str | Path,
     page_path: Callable[[PurePosixPath], str] = page_path_for,
@@ -32,13 +47,8 @@ def index_folder(
     synonyms: Iterable[Sequence[str]] = (),
     options: QueryOptions = ALL_AIDS,
 ) -> SearchIndex:
-    """Index a docs folder; raises ValueError with a clear message when there is nothing."""
-    folder = Path(docs_dir)
-    if not folder.is_dir():
-        raise ValueError(f"Docs folder {folder} does not exist.")
-    chunks = load_docs(folder, page_path, exclude)
-    if not chunks:
-        raise ValueError(f"Docs folder {folder} has no Markdown or HTML page with text.")
+    """Index a docs folder (see `folder_chunks` for its errors)."""
+    chunks = folder_chunks(docs_dir, page_path, exclude)
     return SearchIndex.from_chunks(chunks, synonyms=synonyms, options=options)
 
 

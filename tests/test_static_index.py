@@ -1,0 +1,221 @@
+"""The static (split) index: round trip, parts a question fetches, static = server, bad parts."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import agentskit_web.answering.static_index as static_index
+from agentskit_web.answering.chunk import Chunk
+from agentskit_web.answering.ranking import SearchIndex
+from agentskit_web.answering.site_index import SiteIndex
+from agentskit_web.answering.static_index import (
+    MANIFEST_INVALID,
+    PART_INVALID,
+    PART_MISMATCH,
+    PART_TOO_LARGE,
+    PART_UNKNOWN,
+    PartsMissing,
+    StaticIndexError,
+    StaticIndexFiles,
+    StaticSearch,
+    parse_static_manifest,
+    split_index,
+)
+from agentskit_web.answering.text_terms import tokens
+from agentskit_web.bench.answers import PROJECT_ROOT, load_eval_set, site_synonyms
+from agentskit_web.server.retrieval import folder_chunks
+
+LIMIT = 4
+
+
+@pytest.fixture(scope="module")
+def our_docs() -> tuple[list[Chunk], StaticIndexFiles, SearchIndex]:
+    eval_set = load_eval_set()
+    chunks = folder_chunks(PROJECT_ROOT / eval_set.corpus.docs, exclude=eval_set.corpus.exclude)
+    site = SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20)
+    synonyms = site_synonyms()
+    return (
+        chunks,
+        split_index(site, synonyms=synonyms),
+        SearchIndex.from_chunks(chunks, synonyms=synonyms),
+    )
+
+
+def fetch_all(search: StaticSearch, files: StaticIndexFiles, question: str) -> list[list[str]]:
+    """Every round of parts the question needs, each added; the rounds."""
+    rounds: list[list[str]] = []
+    while names := search.parts_for(question, LIMIT):
+        assert len(rounds) < 6, "parts_for must converge"
+        for name in names:
+            assert search.add_part(name, files.parts[name]) is None
+        rounds.append(names)
+    return rounds
+
+
+def test_every_name_is_its_content_hash(our_docs: tuple) -> None:
+    _, files, _ = our_docs
+    import hashlib
+
+    for name, data in files.all_files().items():
+        assert hashlib.sha256(data).hexdigest()[:16] in name
+    again = split_index(
+        SiteIndex.of(our_docs[0], site_name="Docs", base_path="/", generator="html", pages=20),
+        synonyms=site_synonyms(),
+    )
+    assert again == files  # the same site gives the same names and bytes
+
+
+def test_the_split_index_round_trips(our_docs: tuple) -> None:
+    chunks, files, full = our_docs
+    search = StaticSearch(files.manifest)
+    for name, data in files.parts.items():
+        assert search.add_part(name, data) is None
+    loaded = search._index
+    assert loaded.loaded == set(files.parts)
+    terms = full.index.sorted_terms()
+    assert loaded.terms_from("") == terms
+    for term in terms:
+        assert list(loaded.postings(term)) == list(full.index.postings(term)), term
+    assert [loaded.chunk(row) for row in range(len(chunks))] == chunks
+    assert [loaded.length(row) for row in range(len(chunks))] == full.index.lengths()
+    assert search._engine.vocabulary.counts == full.vocabulary.counts
+
+
+def test_static_search_equals_the_server_on_every_eval_question(our_docs: tuple) -> None:
+    _, files, full = our_docs
+    page = StaticSearch(files.manifest)  # one page asking every question in turn
+    for question in load_eval_set().questions:
+        fresh = StaticSearch(files.manifest)  # and each question as a page's first
+        fetch_all(fresh, files, question.question)
+        fetch_all(page, files, question.question)
+        expected = full.search(question.question, LIMIT)
+        assert fresh.search(question.question, LIMIT) == expected, question.id
+        assert page.search(question.question, LIMIT) == expected, question.id
+
+
+def test_a_questions_words_map_to_exactly_the_term_parts_fetched_first(our_docs: tuple) -> None:
+    _, files, _ = our_docs
+    manifest = json.loads(files.manifest)
+    firsts = [first for first, _ in manifest["terms"]]
+    names = [f"agentskit-static.terms.{digest}.json" for _, digest in manifest["terms"]]
+    question = "Which attributes does the storage element accept?"
+    expected: set[str] = set()
+    for word in ("attributes", "storage", "element", "accept"):
+        stem = tokens(word)[0]  # every word is >= 4 letters: searched as a prefix
+        low = max(i for i, first in enumerate(firsts) if first <= stem)
+        high = max(i for i, first in enumerate(firsts) if first <= stem + "\U0010ffff")
+        expected.update(names[low : high + 1])
+    first_round = StaticSearch(files.manifest).parts_for(question, LIMIT)
+    assert {name for name in first_round if ".terms." in name} == expected
+    assert manifest["lengths"] in first_round
+
+
+def test_every_fetched_part_is_needed(our_docs: tuple) -> None:
+    """Leaving out any one part a question fetched leaves the question unanswerable."""
+    _, files, _ = our_docs
+    question = "How do I embed the Ask widget on my site?"
+    fetched = [
+        name for names in fetch_all(StaticSearch(files.manifest), files, question) for name in names
+    ]
+    assert len(fetched) == len(set(fetched))
+    for left_out in fetched:
+        search = StaticSearch(files.manifest)
+        for name in fetched:
+            if name != left_out:
+                assert search.add_part(name, files.parts[name]) is None
+        assert left_out in search.parts_for(question, LIMIT)
+        with pytest.raises(PartsMissing) as missing:
+            search.search(question, LIMIT)
+        assert left_out in missing.value.names
+
+
+def test_a_corrupted_part_is_refused_and_nothing_is_added(our_docs: tuple) -> None:
+    _, files, _ = our_docs
+    search = StaticSearch(files.manifest)
+    name = next(iter(files.parts))
+    data = bytearray(files.parts[name])
+    data[len(data) // 2] ^= 0x01
+    assert search.add_part(name, bytes(data)) == PART_MISMATCH
+    assert search.add_part("agentskit-static.terms.0000000000000000.json", b"{}") == PART_UNKNOWN
+    other = next(n for n in files.parts if n != name)
+    assert search.add_part(name, files.parts[other]) == PART_MISMATCH  # another part's bytes
+    assert not search.loaded
+    assert search.add_part(name, files.parts[name]) is None and search.loaded == {name}
+
+
+def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[StaticSearch, str]:
+    """A manifest whose first `kind` part is replaced by `body` (hashed as it should be)."""
+    data = json.dumps(body).encode()
+    name = static_index._part_name(kind, data)
+    manifest = json.loads(files.manifest)
+    key = {"terms": "terms", "words": "words", "texts": "texts"}[kind]
+    manifest[key][0][1] = name.split(".")[-2]
+    return StaticSearch(json.dumps(manifest).encode()), name
+
+
+@pytest.mark.parametrize(
+    ("kind", "body"),
+    [
+        ("terms", {"kind": "terms", "terms": ["b", "a"], "postings": ["0,0,0", "0,0,0"]}),
+        ("terms", {"kind": "terms", "terms": ["a"], "postings": ["999999,0,0"]}),
+        ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,7,0"]}),
+        ("terms", {"kind": "terms", "terms": ["a"], "postings": ["x"]}),
+        ("terms", {"kind": "words", "words": [], "counts": []}),
+        ("words", {"kind": "words", "words": ["a"], "counts": [-1]}),
+        ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),
+        ("texts", {"kind": "texts", "first": 1, "chunks": []}),
+        ("texts", ["not", "an", "object"]),
+    ],
+)
+def test_a_malformed_part_with_a_right_hash_is_refused(
+    our_docs: tuple, kind: str, body: object
+) -> None:
+    search, name = _with_part(our_docs[1], kind, body)
+    assert search.add_part(name, json.dumps(body).encode()) == PART_INVALID
+    assert name not in search.loaded
+
+
+def test_the_part_size_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, files, _ = our_docs
+    name, data = next(iter(files.parts.items()))
+    monkeypatch.setattr(static_index, "STATIC_PART_MAX_BYTES", len(data))
+    assert StaticSearch(files.manifest).add_part(name, data) is None  # at the bound
+    monkeypatch.setattr(static_index, "STATIC_PART_MAX_BYTES", len(data) - 1)
+    assert StaticSearch(files.manifest).add_part(name, data) == PART_TOO_LARGE  # one past
+
+
+def test_a_bad_manifest_is_a_typed_error(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    _, files, _ = our_docs
+    for bad in (b"", b"[]", b"{", files.manifest.replace(b'"version":1', b'"version":2')):
+        assert parse_static_manifest(bad).diagnostic == MANIFEST_INVALID
+        with pytest.raises(StaticIndexError) as error:
+            StaticSearch(bad)
+        assert error.value.diagnostic == MANIFEST_INVALID
+    monkeypatch.setattr(static_index, "STATIC_MANIFEST_MAX_BYTES", len(files.manifest))
+    assert parse_static_manifest(files.manifest).ok
+    monkeypatch.setattr(static_index, "STATIC_MANIFEST_MAX_BYTES", len(files.manifest) - 1)
+    assert not parse_static_manifest(files.manifest).ok
+
+
+def test_search_before_its_parts_raises_parts_missing(our_docs: tuple) -> None:
+    _, files, _ = our_docs
+    search = StaticSearch(files.manifest)
+    with pytest.raises(PartsMissing) as missing:
+        search.search("embed the widget", LIMIT)
+    assert missing.value.names == search.parts_for("embed the widget", LIMIT)
+
+
+def test_an_empty_folder_site(tmp_path: Path) -> None:
+    site = SiteIndex.of(
+        [Chunk("/a/", None, "A", "A", "alpha")],
+        site_name="A",
+        base_path="/",
+        generator="html",
+        pages=1,
+    )
+    files = split_index(site)
+    search = StaticSearch(files.manifest)
+    fetch_all(search, files, "alpha")
+    assert [p.path for p in search.search("alpha", LIMIT)] == ["/a/"]
+    assert search.search("zebra", LIMIT) == []
