@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -448,3 +449,42 @@ def test_a_rate_limited_backend_keeps_the_429_ui(
     expect(retry).to_have_text(re.compile(r"^Retry in [1-9]\d* s$"))
     assert index_requests(host) == [], "a 4xx is the backend's answer: the index is not asked"
     expect(limited.locator(".ak-message-note")).to_have_count(0)
+
+
+# -------------------------------------------------------------------- screenshots
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+IMAGES = ROOT / "docs" / "images"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+UPDATE_DOC_IMAGES = "AGENTSKIT_UPDATE_DOC_IMAGES"  # =1: copy the docs' screenshots in
+
+
+@pytest.mark.parametrize("host", [("mkdocs", None)], indirect=True, ids=["mkdocs"])
+def test_screenshots_of_a_static_answer(page: Page, host: Host, server: BackgroundServer) -> None:
+    """Light and dark, desktop and phone: the answer, its sources and the static note on
+    screen, nothing wider than the page; also the docs' pictures on request."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(server.url + page_path("mkdocs", "guide/care/cleaning.md"))
+    widget = AskWidget(page).open()
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete"
+    for scheme in ("light", "dark"):
+        for size_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
+            page.set_viewport_size(size)
+            page.emulate_media(color_scheme=scheme)
+            page.reload()
+            AskWidget(page).open()
+            note = page.locator("agentskit-ask .ak-message-note").last
+            expect(note).to_have_text(STATIC_NOTE)  # the restored answer keeps its note
+            note.evaluate("(el) => el.scrollIntoView({block: 'center'})")
+            expect(note).to_be_in_viewport()
+            width = page.viewport_size["width"] if page.viewport_size else size["width"]
+            box = page.locator("agentskit-ask .ak-box").first.bounding_box()
+            assert box is not None and box["x"] + box["width"] <= width + 0.5, box
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= width
+            path = ARTIFACTS / f"static-{size_name}-{scheme}.png"
+            page.screenshot(path=str(path), animations="disabled")
+            if os.environ.get(UPDATE_DOC_IMAGES) == "1":
+                IMAGES.mkdir(exist_ok=True)
+                shutil.copyfile(path, IMAGES / path.name)
