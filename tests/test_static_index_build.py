@@ -66,3 +66,49 @@ def test_a_file_name_with_a_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / LOADER).write_text(TEMPLATE, encoding="utf-8")
     with pytest.raises(BuildError):
         publish_static_index(tmp_path, "m.json", {"m.json": b"{}", "../x.json": b"[]"})
+
+
+def _site(tmp_path: Path, pages: dict[str, str]) -> Path:
+    site = tmp_path / "site"
+    (site / "agentskit").mkdir(parents=True)
+    (site / "agentskit" / LOADER).write_text(TEMPLATE, encoding="utf-8")
+    for name, body in pages.items():
+        page = site / name
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(
+            f"<!doctype html><html><head><title>{name}</title></head>"
+            f"<body><main>{body}</main></body></html>",
+            encoding="utf-8",
+        )
+    return site
+
+
+def test_the_generators_step_splits_the_built_site_and_points_the_loader(tmp_path: Path) -> None:
+    from agentskit_web.answering.static_index import StaticSearch
+    from agentskit_web.integrations.static_answers import publish_static_answers
+
+    body = "<h1>Charging</h1><h2 id='charge'>Charge</h2><p>A full charge takes ninety minutes.</p>"
+    site = _site(tmp_path, {"guide/charging.html": body})
+    report = publish_static_answers(site, "agentskit/", say=lambda _line: None)
+    assert report is not None
+    loader = (site / "agentskit" / LOADER).read_text(encoding="utf-8")
+    assert f'"{report.manifest}"' in loader
+    manifest = (site / "agentskit" / report.manifest).read_bytes()
+    search = StaticSearch(manifest)  # the page's engine reads what the build wrote
+    assert search.parts_for("How long does a full charge take?", 4)
+
+
+def test_a_site_with_nothing_to_index_stops_the_build_only_without_an_endpoint(
+    tmp_path: Path,
+) -> None:
+    from agentskit_web.integrations.static_answers import publish_static_answers
+
+    site = _site(tmp_path, {})
+    with pytest.raises(BuildError, match="static answers"):
+        publish_static_answers(site, "agentskit/", say=lambda _line: None)
+    warnings: list[str] = []
+    result = publish_static_answers(
+        site, "agentskit/", required=False, say=lambda _line: None, warn=warnings.append
+    )
+    assert result is None and len(warnings) == 1
+    assert "/* agentskit:static-index */ null" in (site / "agentskit" / LOADER).read_text()

@@ -131,7 +131,9 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
                 Path(config["site_dir"]),
                 self.options.assets_path,
                 base_path=base_path,
+                required=self.options.endpoint is None,
                 say=log.info,
+                warn=log.warning,
             )
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error

@@ -98,10 +98,10 @@ def _publish(app: Sphinx, exception: BaseException | None) -> None:
     except BuildError as error:
         raise ExtensionError(f"agentskit-ask: {error}") from error
     log.info("agentskit-ask: assets written to %s (%s)", target, origin)
-    _publish_static_answers(app, options.assets_path)
+    _publish_static_answers(app, options.assets_path, required=options.endpoint is None)
 
 
-def _publish_static_answers(app: Sphinx, assets_path: str) -> None:
+def _publish_static_answers(app: Sphinx, assets_path: str, *, required: bool) -> None:
     """The split index beside the assets, for answers in the page (static_answers.py)."""
     from urllib.parse import urlsplit
 
@@ -109,7 +109,14 @@ def _publish_static_answers(app: Sphinx, assets_path: str) -> None:
 
     base_path = urlsplit(str(app.config.html_baseurl or "/")).path or "/"
     try:
-        publish_static_answers(Path(app.outdir), assets_path, base_path=base_path, say=log.info)
+        publish_static_answers(
+            Path(app.outdir),
+            assets_path,
+            base_path=base_path,
+            required=required,
+            say=log.info,
+            warn=log.warning,
+        )
     except BuildError as error:
         raise ExtensionError(f"agentskit-ask: {error}") from error
 

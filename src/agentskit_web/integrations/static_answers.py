@@ -24,11 +24,15 @@ def publish_static_answers(
     *,
     base_path: str = "/",
     synonyms: Sequence[Sequence[str]] = (),
+    required: bool = True,
     say: Callable[[str], None] = print,
-) -> StaticIndexReport:
+    warn: Callable[[str], None] = print,
+) -> StaticIndexReport | None:
     """Split the site's index into `site_dir/assets_path/index/` and point the loader at it.
 
-    Raises BuildError with a one-line message when the site cannot be indexed.
+    Raises BuildError with a one-line message when the site cannot be indexed and the
+    pages need the index (`required`: no endpoint); with an endpoint the index is only
+    the backend's fallback, so the build goes on without it (one warning, None).
     """
     from ..answering.static_index import split_index
     from ..indexing.site import SiteIndexError
@@ -36,8 +40,11 @@ def publish_static_answers(
     assets_dir = site_dir / assets_path
     try:
         index = site_index_of(site_dir, assets_dir, base_path)
-    except SiteIndexError as error:
-        raise BuildError(f"static answers: {error}") from error
+    except (SiteIndexError, BuildError) as error:
+        if required:
+            raise BuildError(f"static answers: {error}") from error
+        warn(f"static answers: no fallback index ({error})")
+        return None
     files = split_index(index, synonyms=tuple(tuple(group) for group in synonyms))
     report = publish_static_index(assets_dir, files.manifest_name, files.all_files())
     say(
