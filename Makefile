@@ -11,7 +11,7 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium clean fuzz fuzz-quick page-modules
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server clean fuzz fuzz-quick page-modules
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
 FUZZ_RUNS ?= 1000000
@@ -34,6 +34,13 @@ chromium:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
 
+# Debian's redis-server backs the shared rate-limit tests (each test starts its own on loopback).
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing Debian's redis-server for the shared rate-limit tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q redis-server; }
+
 # dist/: incremental (cached wheel downloads, unchanged files are not rewritten).
 site: $(STAMP) $(NODE_STAMP)
 	$(PY) -m agentskit_web.cli build
@@ -49,7 +56,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(NODE_STAMP)
+unit: $(STAMP) $(NODE_STAMP) redis-server
 	$(VENV)/bin/pytest tests
 
 e2e: $(STAMP) chromium site
@@ -73,7 +80,7 @@ page-modules: $(STAMP) chromium site
 demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
-bench: $(STAMP) chromium site
+bench: $(STAMP) chromium site redis-server
 	$(PY) -m agentskit_web.bench protocol
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench weight --no-build
@@ -84,6 +91,8 @@ bench: $(STAMP) chromium site
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
+	$(PY) -m agentskit_web.bench scale
+	$(PY) -m agentskit_web.bench index --runs 3
 
 clean:
 	rm -rf dist build .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 
 import agentskit_web.chat.conformance_subjects  # noqa: F401 - registers the chat-level subjects
+from _redis_server import redis_server  # noqa: F401 - a real redis-server per test, on loopback
 
 # Properties assert correctness, never speed: on a loaded 2-core CI machine a per-example
 # deadline or the too-slow health check would fail a correct decoder at random.

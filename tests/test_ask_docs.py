@@ -26,6 +26,7 @@ PAGES = [
     "troubleshooting.md",
     "offline.md",
     "testing.md",
+    "deployment.md",
 ]
 
 

@@ -160,3 +160,85 @@ def test_the_same_site_gives_the_same_file(site: Path, tmp_path: Path) -> None:
 
 def test_the_default_assets_folder_is_the_plugins_one() -> None:
     assert DEFAULT_ASSETS_PATH.strip("/") == ASSETS_FOLDER
+
+
+def test_the_index_command_prints_counts_and_the_file(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentskit_web.cli import main
+
+    assert main(["index", str(site), "--base-path", "/docs/", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    written = find_site_index(tmp_path / "o")
+    assert written is not None
+    assert out[0].startswith("indexed 3 pages (html), 3 chunks")
+    assert out[1] == f"wrote {written} ({written.stat().st_size} bytes, " + (
+        f"{written.stat().st_size / 1024:.1f} KiB)"
+    )
+    assert main(["index", str(site)]) == 0
+    assert find_site_index(site / ASSETS_FOLDER) is not None
+
+
+@pytest.mark.parametrize("args", [["missing-folder"], [".", "--selector", "a > b"]])
+def test_the_index_command_on_a_bad_folder_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    from agentskit_web.cli import main
+
+    args = [str(tmp_path / args[0]) if args[0] == "missing-folder" else str(tmp_path), *args[1:]]
+    assert main(["index", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert len(captured.err.strip().splitlines()) == 1
+    assert captured.err.startswith("agentskit-web index: ")
+
+
+def test_a_page_at_the_size_limit_is_read_one_byte_more_is_skipped(site: Path) -> None:
+    from agentskit_web.indexing.site import PAGE_MAX_BYTES
+
+    head = page("<h1>Big</h1><p>Large page words.</p>")
+    padding = PAGE_MAX_BYTES - len(head.encode())
+    write(site, "big.html", head + " " * padding)
+    assert (site / "big.html").stat().st_size == PAGE_MAX_BYTES
+    assert index_site(site).pages == 4
+    write(site, "big.html", head + " " * (padding + 1))
+    index = index_site(site)
+    assert index.pages == 3
+    assert all("Large page words." not in c.text for c in index.chunk_list())
+
+
+def test_the_bench_citation_check_finds_a_missing_anchor_and_page(site: Path) -> None:
+    from agentskit_web.answering.chunk import Chunk
+    from agentskit_web.bench.index import check_citations, page_targets
+
+    targets = page_targets(site, "/")
+    assert targets["/guide/"] >= {"setup"}
+    good = index_site(site).chunk_list()
+    assert check_citations(good, targets).broken == 0
+    bad = [
+        *good,
+        Chunk("/guide/", "nope", "Guide", "Gone", "x"),
+        Chunk("/missing/", None, "Missing", "Missing", "x"),
+        Chunk("/api.html", None, "API ¶", "API", "x"),
+    ]
+    figures = check_citations(bad, targets)
+    assert (figures.missing_anchor, figures.missing_page, figures.markup_titles) == (1, 1, 1)
+
+
+def test_an_unreadable_page_is_counted_and_the_rest_indexed(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentskit_web.indexing.site import index_site_with_report
+
+    write(site, "locked.html", page("<h1>Locked</h1><p>Locked words.</p>"))
+    read_text = Path.read_text
+
+    def refuse(self: Path, *args: object, **kwargs: object) -> str:
+        if self.name == "locked.html":  # as root, permissions cannot make a file unreadable
+            raise PermissionError(13, "Permission denied")
+        return read_text(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    index, report = index_site_with_report(site)
+    assert index.pages == 3
+    assert report.skipped["unreadable"] == 1

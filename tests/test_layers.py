@@ -72,7 +72,18 @@ ALLOWED: dict[str, frozenset[str]] = {
 PAGE_ONLY = ("js", "pyodide", "pyscript")
 PAGE_TOUCHERS = ("browser", "transports.fetch_transport", "bench.page")
 # Modules that open connections or files of the host; the pure layers import none of them.
-HOST_IO = ("socket", "http", "urllib.request", "sqlite3", "httpx", "starlette", "uvicorn")
+HOST_IO = (
+    "socket",
+    "http",
+    "urllib.request",
+    "sqlite3",
+    "httpx",
+    "starlette",
+    "uvicorn",
+    "redis",
+    "prometheus_client",
+    "psycopg",
+)
 PURE_LAYERS = ("protocol", "chat", "answering")
 
 

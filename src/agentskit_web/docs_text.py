@@ -12,10 +12,15 @@ lower-case the heading's text; keep Unicode letters, digits, combining marks,
 `-` and `_`; each space becomes `-`; drop every other character; a slug seen
 before on the same page gets `-1`, `-2`, ... appended.
 
+A heading's trailing attribute list (`## Title { #id .class }`, as MkDocs'
+attr_list writes it) is not part of its title: `take_attr_list` removes it and
+its `#id` is the heading's anchor, on the page and in the index.
+
 Markdown is parsed by one markdown-it-py setup (`DOCS_MARKDOWN`: CommonMark,
 tables, raw HTML off: the docs are text, not markup).
 """
 
+import re
 import unicodedata
 from pathlib import PurePosixPath
 from typing import Final
@@ -81,6 +86,35 @@ def html_page_path(relative: str | PurePosixPath) -> str:
     """Where Sphinx's html builder (and MkDocs without directory URLs) publishes a page:
     `a/b.md` -> `/a/b.html`, for the Ask backend's `page_path`."""
     return "/" + str(PurePosixPath(relative).with_suffix(".html"))
+
+
+_ATTR_ITEM: Final = r"""(?:[#.][\w:-]+|[\w-]+=(?:"[^"]*"|'[^']*'|[^\s{}]+))"""
+_ATTR_LIST: Final = re.compile(
+    rf"[ \t]*\{{:?[ \t]*(?P<body>{_ATTR_ITEM}(?:[ \t]+{_ATTR_ITEM})*)[ \t]*\}}[ \t]*$"
+)
+
+
+def split_attr_list(heading: str) -> tuple[str, str | None]:
+    """`Title { #id .class }` -> (`Title`, `id`); without an attribute list: (heading, None)."""
+    match = _ATTR_LIST.search(heading)
+    if match is None:
+        return heading, None
+    ids = re.findall(r"(?:^|\s)#([\w:-]+)", match.group("body"))
+    return heading[: match.start()].rstrip(), (ids[-1] if ids else None)
+
+
+def take_attr_list(inline: Token) -> str | None:
+    """Remove a heading's trailing attribute list from its inline token; return its id."""
+    children = inline.children or []
+    if not children or children[-1].type != "text":
+        return None
+    last = children[-1]
+    text, explicit = split_attr_list(last.content)
+    if text == last.content:
+        return None
+    last.content = text
+    inline.content = split_attr_list(inline.content)[0]
+    return explicit
 
 
 def heading_text(token: Token) -> str:

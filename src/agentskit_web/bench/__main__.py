@@ -2,7 +2,8 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `static` (static.py) and `embed` (embed.py); `make bench` runs them all.
+`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale` (scale.py)
+and `index` (index.py); `make bench` runs them all.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
@@ -67,6 +68,14 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "search ms vs FTS5 (own options: static -h)",
         _section("static", "main"),
     ),
+    "scale": (
+        "question -> first token p50: Redis rate limiter vs the in-process default, same run",
+        _section("scale", "scale_command"),
+    ),
+    "index": (
+        "built site -> site index: pages/s, bytes vs visible text, broken citations (corpora)",
+        _section("index", "index_command"),
+    ),
     "embed": (
         "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
         _section("embed", "embed_command"),
@@ -90,6 +99,14 @@ def main(argv: list[str] | None = None) -> int:
         section.add_argument("--no-build", action="store_true", help="use dist/ as it is")
         section.add_argument("--json", type=Path, default=None, help="also write results here")
         section.set_defaults(command=command)
+        if name == "index":
+            section.add_argument(
+                "--corpora",
+                type=Path,
+                default=None,
+                help="the shared corpora folder (default ../shared/corpora); without it, "
+                "our own built demo docs are measured",
+            )
         if name == "boot":
             section.add_argument(
                 "--against",
@@ -97,6 +114,12 @@ def main(argv: list[str] | None = None) -> int:
                 default=None,
                 help="another built dist (say, the tree before a change): both run "
                 "interleaved in one browser and the widget's after/before ratio is printed",
+            )
+            section.add_argument(
+                "--pyscript-runs",
+                type=int,
+                default=3,
+                help="runs of the PyScript page vs the plain embed sub-figure (0: skip it)",
             )
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] and arguments[0] in OWN_OPTIONS:

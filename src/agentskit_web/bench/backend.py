@@ -126,12 +126,12 @@ async def _phase(url: str, name: str, clients: int, total: int) -> Phase:
 class _Backend:
     """The backend as a child process; the URL comes from its first stdout line."""
 
-    def __init__(self, site: Path, docs: Path) -> None:
+    def __init__(self, site: Path, docs: Path, *flags: str) -> None:
         command = [
             sys.executable, "-m", "agentskit_web.server.ask_serve",
             "--site", str(site), "--docs", str(docs), "--port", "0", "--pace", "0",
             "--rate-capacity", "1000000", "--rate-refill", "1000000",
-            "--max-streams-per-client", "1000000",
+            "--max-streams-per-client", "1000000", *flags,
         ]  # fmt: skip
         self.process = subprocess.Popen(
             command,

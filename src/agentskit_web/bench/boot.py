@@ -12,6 +12,10 @@ caches) and warm (the same context, reloaded):
   (the `.br` copy our servers send; raw where there is none).
 Raw and widget runs alternate so background load hits both alike.
 
+A sub-figure (bench/pyscript_boot.py; `--pyscript-runs N`, 0 to skip) times the
+PyScript page of docs/pyscript.md next to the plain embed, from one assets folder
+written with `--with-pyscript`.
+
 `--against DIST` boots a second built dist (the tree before a change) interleaved
 with this one in the same browser and prints the widget's after/before ratio, per
 run and of the medians: on a shared machine the boot ratio moves between runs by
@@ -339,7 +343,11 @@ def boot_command(args: argparse.Namespace) -> int:
             return 0
         result = run_boot(args, session)
         version = session.browser.version
-    print(format_boot(result, version))
+        print(format_boot(result, version), flush=True)
+        if args.pyscript_runs > 0:
+            from .pyscript_boot import run_pyscript_boot
+
+            print("\n".join(run_pyscript_boot(args.pyscript_runs, session)))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

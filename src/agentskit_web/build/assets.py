@@ -61,6 +61,11 @@ PREFETCHED_RUNTIME: Final = ("pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdl
 _OWN_PREFIXES: Final = ("agentskit-ask", MANIFEST)
 HASHED_RUNTIME: Final = re.compile(rf"^{re.escape(RUNTIME_PREFIX)}[0-9a-f]{{{HASH_CHARS}}}/$")
 """The form of `assets["runtime"]`: what tools reading assets.json may rely on."""
+PYSCRIPT_PREFIX: Final = "pyscript."
+"""The PyScript build's folder (`--with-pyscript`, build/pyscript.py): `pyscript.<hash>/`."""
+_HASHED_FOLDER: Final = re.compile(
+    rf"^(?:{re.escape(RUNTIME_PREFIX)}|{re.escape(PYSCRIPT_PREFIX)})[0-9a-f]{{{HASH_CHARS}}}/$"
+)
 
 
 @dataclass(frozen=True)
@@ -203,11 +208,18 @@ def assets_object(
 
 
 def write_assets(
-    out: Path, web: Path, runtime: RuntimeInput, cache: Path | None = None
+    out: Path,
+    web: Path,
+    runtime: RuntimeInput,
+    cache: Path | None = None,
+    *,
+    with_pyscript: bool = False,
 ) -> AssetsReport:
     """Write (or update in place) the assets folder; stale hashed files are removed.
 
     `cache` (the build's .cache/) keeps compressed copies between builds.
+    `with_pyscript` adds PyScript beside the runtime (build/pyscript.py); without
+    it the folder is exactly the default embed's.
     """
     members = _runtime_members(runtime)
     runtime_dir = f"{RUNTIME_PREFIX}{content_hash(sorted(members.items()))}/"
@@ -220,7 +232,10 @@ def write_assets(
     outputs[LOADER] = loader
     worker = service_worker_text(_read(web / SERVICE_WORKER).decode("utf-8"), assets)
     outputs[SERVICE_WORKER] = worker.encode("utf-8")
-    outputs[MANIFEST] = (json.dumps(assets, indent=1, sort_keys=True) + "\n").encode()
+    manifest: dict[str, object] = dict(assets)
+    if with_pyscript:
+        manifest["pyscript"] = _add_pyscript(outputs, web, assets)
+    outputs[MANIFEST] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     packed = cache / "compressed" if cache is not None else None
     for name, data in list(outputs.items()):
         outputs.update(compressed_copies(name, data, packed))
@@ -237,20 +252,36 @@ def write_assets(
     return report
 
 
+def _add_pyscript(
+    outputs: dict[str, bytes], web: Path, assets: Mapping[str, object]
+) -> dict[str, str]:
+    """Add the PyScript files to `outputs`; what assets.json says about them."""
+    from .pyscript import PYSCRIPT_CONFIG, PYSCRIPT_ENTRY, pyscript_files, pyscript_outputs
+
+    files = pyscript_files(web)
+    folder = f"{PYSCRIPT_PREFIX}{content_hash(sorted(files.items()))}/"
+    outputs.update(pyscript_outputs(folder, files, assets))
+    return {"folder": folder, "entry": PYSCRIPT_ENTRY, "config": PYSCRIPT_CONFIG}
+
+
 def _ours(out: Path) -> list[Path]:
     """Files in `out` this command writes: the folder may also hold a site's own files."""
     if not out.is_dir():
         return []
     found = [p for p in out.iterdir() if p.is_file() and p.name.startswith(_OWN_PREFIXES)]
-    for folder in out.glob(f"{RUNTIME_PREFIX}*"):
-        if folder.is_dir() and HASHED_RUNTIME.match(folder.name + "/"):
+    for folder in out.iterdir():
+        if folder.is_dir() and _HASHED_FOLDER.match(folder.name + "/"):
             found += [p for p in folder.rglob("*") if p.is_file()]
     return found
 
 
 def _remove_empty_runtime_folders(out: Path) -> None:
-    for folder in out.glob(f"{RUNTIME_PREFIX}*"):
-        if folder.is_dir() and not any(folder.iterdir()):
+    for folder in out.iterdir():
+        if (
+            folder.is_dir()
+            and _HASHED_FOLDER.match(folder.name + "/")
+            and not any(folder.iterdir())
+        ):
             folder.rmdir()
 
 

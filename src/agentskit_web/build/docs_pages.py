@@ -9,7 +9,9 @@ the path the Ask backend cites (`docs_text.page_path_for`).
 Why the details matter:
 - Heading ids use the backend's own rule (`docs_text.HeadingSlugger`, one per
   page, every heading in order, h1 included, over the same heading text), so
-  a cited source `/docs/x.html#anchor` lands on its heading.
+  a cited source `/docs/x.html#anchor` lands on its heading. A heading's
+  attribute list (`## Title { #id }`) gives its id and is not shown
+  (`docs_text.take_attr_list`, shared with the reader).
 - Links between pages (`embedding.md#embed-the-widget-the-html-snippet`) become `.html` links;
   a link to a page that is not published, or to a heading that does not
   exist, fails the build instead of shipping a dead link.
@@ -31,7 +33,14 @@ from typing import Final
 
 from markdown_it.token import Token
 
-from ..docs_text import DOCS_EXCLUDE, DOCS_MARKDOWN, HeadingSlugger, heading_text, page_path_for
+from ..docs_text import (
+    DOCS_EXCLUDE,
+    DOCS_MARKDOWN,
+    HeadingSlugger,
+    heading_text,
+    page_path_for,
+    take_attr_list,
+)
 from ..protocol.source_list import URL_SCHEME
 
 NAV_ORDER: Final = (
@@ -113,8 +122,11 @@ def render_markdown(text: str, page: PurePosixPath, fallback_title: str) -> Rend
     title = ""
     for index, token in enumerate(tokens):
         if token.type == "heading_open" and index + 1 < len(tokens):
+            explicit = take_attr_list(tokens[index + 1])
             heading = heading_text(tokens[index + 1])
-            anchor = slugger.slug(heading)
+            if explicit is not None:
+                slugger.reserve(explicit)
+            anchor = explicit or slugger.slug(heading)
             if anchor:
                 token.attrSet("id", anchor)
                 anchors.append(anchor)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .conversation import Conversation as Conversation
     from .definition import ChatDefinition as ChatDefinition
     from .definition import define_chat as define_chat
+    from .function_adapter import create_function_adapter as create_function_adapter
     from .memory.legacy import create_ask_session_memory as create_ask_session_memory
     from .memory.storage import MemoryStorage as MemoryStorage
     from .memory.storage import Storage as Storage
@@ -57,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "Conversation": "conversation",
     "create_ask_adapter": "ask.adapter",
     "create_ask_session_memory": "memory.legacy",
+    "create_function_adapter": "function_adapter",
     "create_turn_adapter": "turn.adapter",
     "create_web_storage_memory": "memory.web_storage",
     "define_chat": "definition",

@@ -409,13 +409,19 @@ class Conversation:
                 await self._finish_turn("idle")
                 return
             escalation = outcome.escalation
-        if not self._is_online() and not getattr(self.definition.adapter, "answers_offline", False):
+        if self._needs_network() and not self._is_online():
             answer = self._message("assistant", "", "error")
             answer.error = OFFLINE_MESSAGE
             self._emit_appended(answer)
             await self._finish_turn("error")
             return
         await self._stream(escalation, edit)
+
+    def _needs_network(self) -> bool:
+        """False for an adapter that answers in the page (capability `"local": True`, such as
+        the page-function adapter): being offline is no reason to refuse it a question."""
+        capabilities = getattr(self.definition.adapter, "capabilities", None)
+        return not (isinstance(capabilities, dict) and capabilities.get("local") is True)
 
     def _is_online(self) -> bool:
         try:

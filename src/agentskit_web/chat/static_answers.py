@@ -289,11 +289,10 @@ class StaticAnswersAdapter:
     `StaticSearch` and `compose_extractive_answer`.
     """
 
-    capabilities: Final = {"streaming": True, "structuredOutput": True}
+    capabilities: Final = {"streaming": True, "structuredOutput": True, "local": True}
+    """`local`: the conversation asks this adapter even offline (cached parts may answer)."""
     answers: Final = "static"
     """What the widget shows as `data-answers` (any other adapter is a backend)."""
-    answers_offline: Final = True
-    """The conversation asks this adapter even offline: cached parts may answer."""
 
     def __init__(
         self,
@@ -510,13 +509,11 @@ class FallbackSource:
 class FallbackAdapter:
     """The backend (`primary`) first, the static index (`static`) when it cannot be reached."""
 
-    answers_offline: Final = True
-    """Offline, the backend fails at once and the static index answers what it can."""
-
     def __init__(self, primary: AskAdapter, static: StaticAnswersAdapter) -> None:
         self.primary = primary
         self.static = static
-        self.capabilities = primary.capabilities
+        # `local`: offline, the backend fails at once and the static index answers what it can.
+        self.capabilities = {**primary.capabilities, "local": True}
 
     def create_source(
         self, messages: Sequence[object], session_id: str | None = None, escalation: object = None

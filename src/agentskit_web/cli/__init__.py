@@ -24,13 +24,23 @@ def _assets(args: argparse.Namespace) -> int:
     paths.cache.mkdir(exist_ok=True)
     try:
         inputs = runtime_input(paths, lambda message: print(f"  {message}"), Report())
-        report = write_assets(paths.dist, paths.web, inputs, paths.cache)
+        report = write_assets(
+            paths.dist, paths.web, inputs, paths.cache, with_pyscript=args.with_pyscript
+        )
     except BuildError as error:
         print(f"agentskit-web assets: error: {error}", file=sys.stderr)
         return 1
     print(f"wrote {args.out_dir} ({len(report.files)} files); embed it with:")
     print(f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{LOADER}"></script>')
     print('  <agentskit-ask endpoint="/api/ask"></agentskit-ask>')
+    if args.with_pyscript:
+        from ..build.pyscript import PYSCRIPT_CONFIG, PYSCRIPT_ENTRY
+
+        print("and PyScript pages with (see docs/pyscript.md):")
+        print(
+            f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{PYSCRIPT_ENTRY}"></script>'
+        )
+        print(f'  <script type="py" config="/PATH/TO/{args.out_dir.name}/{PYSCRIPT_CONFIG}">')
     return 0
 
 
@@ -128,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         "assets", help="write the embed folder (agentskit-ask.js + runtime) to OUT_DIR"
     )
     assets.add_argument("out_dir", type=Path, metavar="OUT_DIR")
+    assets.add_argument(
+        "--with-pyscript",
+        action="store_true",
+        help="also write PyScript, self-hosted, for <script type=py> pages (needs 'unsafe-eval')",
+    )
     assets.set_defaults(run=_assets)
 
     for name, run, text in (

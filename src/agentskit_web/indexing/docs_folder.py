@@ -15,12 +15,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
-from typing import Final
+from typing import Final, Literal
 
 from markdown_it.token import Token
 
 from ..answering.chunk import Chunk
-from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text
+from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text, take_attr_list
+from .markdown_dialect import MkDocsSlugger, strip_html, to_commonmark
+
+HeadingIds = Literal["github", "mkdocs"]
+"""Which rule names a heading without an explicit id: `github` (docs_text.HeadingSlugger: our
+demo build's, repeats get `-1`) or `mkdocs` (Python-Markdown's toc: repeats get `_1`)."""
 
 CHUNK_MAX_CHARS: Final = 2_000
 """Longest chunk body; longer sections are split so BM25 length normalisation stays fair."""
@@ -48,7 +53,7 @@ def _inline_text(token: Token) -> str:
     pieces: list[str] = []
     for child in token.children or []:
         if child.type == "text":
-            pieces.append(child.content)
+            pieces.append(strip_html(child.content))
         elif child.type == "code_inline":
             pieces.append(f"`{child.content}`")
         elif child.type in ("softbreak", "hardbreak"):
@@ -58,10 +63,16 @@ def _inline_text(token: Token) -> str:
     return "".join(pieces).strip()
 
 
-def parse_markdown(text: str, fallback_title: str) -> Page:
-    """Split a Markdown page into heading sections with their plain text."""
-    tokens = DOCS_MARKDOWN.parse(text)
-    slugger = HeadingSlugger()
+def parse_markdown(text: str, fallback_title: str, heading_ids: HeadingIds = "github") -> Page:
+    """Split a Markdown page into heading sections with their plain text.
+
+    The MkDocs/Material dialect is read as text first (markdown_dialect.to_commonmark); a
+    heading's `{ #id }` is its anchor, other headings get ids by the `heading_ids` rule.
+    """
+    tokens = DOCS_MARKDOWN.parse(to_commonmark(text))
+    slugger: HeadingSlugger | MkDocsSlugger = (
+        MkDocsSlugger() if heading_ids == "mkdocs" else HeadingSlugger()
+    )
     sections = [Section(heading="", level=0, anchor=None, parts=[])]
     title = ""
     index = 0
@@ -69,8 +80,16 @@ def parse_markdown(text: str, fallback_title: str) -> Page:
         token = tokens[index]
         if token.type == "heading_open" and index + 1 < len(tokens):
             level = int(token.tag[1])
-            heading = heading_text(tokens[index + 1])
-            anchor = slugger.slug(heading)
+            explicit = take_attr_list(tokens[index + 1])
+            raw_heading = heading_text(tokens[index + 1])
+            heading = " ".join(strip_html(raw_heading).split())
+            if explicit is not None:
+                slugger.reserve(explicit)
+                anchor = explicit
+            else:
+                # MkDocs slugs the heading's text as rendered (tags gone); our demo build
+                # slugs the heading's source text, so the demo's rule keeps it.
+                anchor = slugger.slug(heading if heading_ids == "mkdocs" else raw_heading)
             if level == 1 and not title:
                 title = heading
                 anchor_or_none: str | None = None
@@ -80,7 +99,9 @@ def parse_markdown(text: str, fallback_title: str) -> Page:
             index += 3
             continue
         if token.type == "inline":
-            sections[-1].parts.append(_inline_text(token))
+            text = _inline_text(token)
+            if text:  # a line of HTML tags only (`<div markdown>`) is no text
+                sections[-1].parts.append(text)
         elif token.type in ("fence", "code_block"):
             sections[-1].code.append(token.content.rstrip("\n"))
         index += 1
@@ -228,6 +249,7 @@ def load_docs(
     docs_dir: Path,
     page_path: Callable[[PurePosixPath], str],
     exclude: Sequence[str] = (),
+    heading_ids: HeadingIds = "github",
 ) -> list[Chunk]:
     """Parse every Markdown/HTML file under `docs_dir` (sorted, so the index is deterministic).
 
@@ -244,7 +266,7 @@ def load_docs(
         text = file.read_text(encoding="utf-8")
         fallback = relative.stem.replace("-", " ").replace("_", " ").capitalize()
         if file.suffix.lower() in (".md", ".markdown"):
-            page = parse_markdown(text, fallback)
+            page = parse_markdown(text, fallback, heading_ids)
         else:
             page = parse_html(text, fallback)
         chunks.extend(chunk_page(page, page_path(relative)))

@@ -14,9 +14,11 @@ names it (`language-x`, `highlight-x`); tables and admonitions are text.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from ..docs_text import split_attr_list
 from .docs_folder import Page, Section
 from .html_tree import Element, parse_html_tree
 from .selector import Selector
@@ -55,6 +57,22 @@ SKIP_NOT_FOUND: Final = "404"
 SKIP_SEARCH: Final = "search"
 SKIP_EMPTY: Final = "no text"
 SKIP_FRAGMENT: Final = "not a page"
+SKIP_LISTING: Final = "listing"
+LISTING_PAGE_CLASSES: Final = frozenset(
+    {
+        "blog-list-page",
+        "blog-tags-list-page",
+        "blog-tags-post-list-page",
+        "blog-archive-page",
+        "docs-tags-list-page",
+        "docs-tags-doc-list-page",
+    }
+)
+"""Docusaurus's page classes (on `<html>`) for the lists it generates of other pages (blog
+index and archive, tag pages): their text is the listed pages' excerpts, indexed at the
+pages themselves."""
+SEARCH_RESULTS_IDS: Final = frozenset({"search-results", "mkdocs-search-results"})
+"""The results box of Sphinx's and MkDocs' search pages."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,31 +94,32 @@ class HtmlPage:
     ids: frozenset[str] = frozenset()
 
 
-def _meta(root: Element, name: str) -> str | None:
-    for element in root.iter():
+def _meta(elements: Sequence[Element], name: str) -> str | None:
+    for element in elements:
         if element.tag == "meta" and element.attrs.get("name", "").lower() == name:
             return element.attrs.get("content", "")
     return None
 
 
-def skip_reason(root: Element) -> str | None:
+def skip_reason(elements: Sequence[Element]) -> str | None:
     """Why a file is not an indexable page.
 
-    A page opts out with robots `noindex`, is a redirect stub (meta refresh), a 404 page
-    or a search page; an HTML file without `<html>`, `<head>`, `<body>` or `<title>` is a
-    fragment or a template a generator copied (a theme override), not a page.
+    A page opts out with robots `noindex`, is a redirect stub (meta refresh), a 404 page,
+    a search page or a generated list of other pages (Docusaurus's blog and tag lists);
+    an HTML file without `<html>`, `<head>`, `<body>` or `<title>` is a fragment or a
+    template a generator copied (a theme override), not a page.
     """
-    if not any(element.tag in ("html", "head", "body", "title") for element in root.iter()):
+    if not any(element.tag in ("html", "head", "body", "title") for element in elements):
         return SKIP_FRAGMENT
-    robots = _meta(root, "robots")
+    robots = _meta(elements, "robots")
     if robots is not None and "noindex" in robots.lower():
         return SKIP_NOINDEX
-    for element in root.iter():
+    for element in elements:
         if element.tag == "meta" and element.attrs.get("http-equiv", "").lower() == "refresh":
             return SKIP_REDIRECT
-        if element.attrs.get("id") in ("search-results", "mkdocs-search-results"):
-            return SKIP_SEARCH
-    for element in root.iter():
+        if element.tag == "html" and element.classes & LISTING_PAGE_CLASSES:
+            return SKIP_LISTING
+    for element in elements:
         if element.tag in ("title", "h1"):
             words = " ".join(element.text().split()).lower()
             if words.startswith("404") or words.startswith("page not found"):
@@ -110,10 +129,10 @@ def skip_reason(root: Element) -> str | None:
     return None
 
 
-def page_ids(root: Element) -> frozenset[str]:
+def page_ids(elements: Sequence[Element]) -> frozenset[str]:
     """Every fragment target on the page: element ids and `<a name>`."""
     ids: set[str] = set()
-    for element in root.iter():
+    for element in elements:
         if element.id:
             ids.add(element.id)
         if element.tag == "a" and element.attrs.get("name", "").strip():
@@ -122,22 +141,22 @@ def page_ids(root: Element) -> frozenset[str]:
 
 
 def find_body(
-    root: Element, body_selector: Selector | None, theme: Theme | None
+    elements: Sequence[Element], body_selector: Selector | None, theme: Theme | None
 ) -> tuple[Element | None, bool]:
     """The element holding the page's own content, and whether it was named (not `<body>`)."""
     for selector in (MARKER, body_selector, theme.body if theme else None):
         if selector is not None:
-            found = selector.first(root)
+            found = selector.first_in(elements)
             if found is not None:
                 return found, True
     for selector in (FALLBACK_BODY, FALLBACK_ROLE_MAIN, FALLBACK_ARTICLE):
-        found = selector.first(root)
+        found = selector.first_in(elements)
         if found is not None:
             return found, True
-    for element in root.iter():
+    for element in elements:
         if element.tag == "body":
             return element, False
-    return root, False
+    return (elements[0] if elements else None), False
 
 
 def _is_cookie_banner(element: Element) -> bool:
@@ -183,6 +202,28 @@ def code_language(pre: Element) -> str | None:
     return None
 
 
+def code_text(pre: Element) -> str:
+    """A code block's text as laid out: a `<br>` is a line break (Prism writes one per line)."""
+    parts: list[str] = []
+    stack: list[Element | str] = [pre]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+        elif node.tag == "br":
+            parts.append("\n")
+        else:
+            stack.extend(reversed(node.children))
+    return "".join(parts).strip("\n")
+
+
+def _is_api_signature(node: Element | str) -> bool:
+    """A Sphinx API entry's signature line: `<dt class="sig sig-object" id="mod.Name">`."""
+    return (
+        isinstance(node, Element) and node.tag == "dt" and "sig" in node.classes and bool(node.id)
+    )
+
+
 def _heading_anchor(heading: Element, ids: frozenset[str]) -> str | None:
     candidates: list[str] = []
     if heading.id:
@@ -217,6 +258,7 @@ class _Walker:
         self.title = ""
         self.code_blocks: list[CodeBlock] = []
         self._buffer: list[str] = []
+        self._api_sections: set[int] = set()
 
     def flush(self) -> None:
         text = _clean("".join(self._buffer))
@@ -234,11 +276,13 @@ class _Walker:
             self._heading(node)
         elif tag == "pre":
             self.flush()
-            code = node.text().strip("\n")
+            code = code_text(node)
             if code.strip():
                 block = CodeBlock(code, code_language(node))
                 self.code_blocks.append(block)
                 self.sections[-1].code.append(code)
+        elif tag == "dl" and any(_is_api_signature(child) for child in node.children):
+            self._api_entries(node)
         elif tag == "code":
             self._buffer.append(f"`{_clean(node.text())}`")
         elif tag == "table" and not any(e.tag == "pre" for e in node.iter()):
@@ -261,10 +305,45 @@ class _Walker:
             for child in node.children:
                 self.walk(child)
 
+    def _api_entries(self, entries: Element) -> None:
+        """Sphinx's API entries (`dl.py > dt#module.Name`): each its own section at its id.
+
+        The entry's title is its qualified name, its first paragraph its signature; the text
+        after the list belongs to the section it was in, so that section resumes.
+        """
+        self.flush()
+        outer = self.sections[-1]
+        level = min(outer.level + 1, 6)
+        for child in entries.children:
+            if isinstance(child, Element) and _is_api_signature(child):
+                self.flush()
+                prename = [_clean(e.text()) for e in child.iter() if "sig-prename" in e.classes]
+                name = [_clean(e.text()) for e in child.iter() if "sig-name" in e.classes]
+                signature = _clean(child.text())
+                title = "".join(prename + name) or signature
+                if not prename and name and id(outer) in self._api_sections:
+                    title = f"{outer.heading}.{title}"  # a method: `Widget.render`
+                anchor = child.id if child.id in self.ids else outer.anchor
+                section = Section(title, level, anchor, [signature])
+                self._api_sections.add(id(section))
+                self.sections.append(section)
+            else:
+                self.walk(child)
+        self.flush()
+        if self.sections[-1] is not outer:
+            self.sections.append(Section(outer.heading, outer.level, outer.anchor, []))
+
     def _heading(self, heading: Element) -> None:
-        text = _clean(heading.text())
+        # A build without attr_list shows `Title { #id }` as written: the braces are still
+        # not part of the title a source is cited by.
+        text = split_attr_list(_clean(heading.text()))[0]
         level = int(heading.tag[1])
         anchor = _heading_anchor(heading, self.ids)
+        if anchor is None:
+            # A heading without an id of its own (raw HTML in Markdown) is cited at its
+            # parent section's anchor, the closest place on the page a link can open.
+            parents = [s for s in self.sections[1:] if s.level < level]
+            anchor = parents[-1].anchor if parents else None
         if level == 1 and not self.title:
             self.title = text
             anchor = None
@@ -276,22 +355,28 @@ def read_html_page(
 ) -> HtmlPage:
     """Read one built page: its sections, its theme's name, or why it is skipped."""
     root = parse_html_tree(html)
-    theme = detect_theme(root)
+    # Listed once in document order: theme, skip rules, ids and body all scan the page.
+    elements = list(root.iter())
+    theme = detect_theme(elements)
     theme_name = theme.name if theme else None
-    reason = skip_reason(root)
+    reason = skip_reason(elements)
     if reason is not None:
         return HtmlPage(Page(fallback_title, []), theme_name, skip=reason)
-    ids = page_ids(root)
-    body, named = find_body(root, body_selector, theme)
+    ids = page_ids(elements)
+    body, named = find_body(elements, body_selector, theme)
     if body is None:
         return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_EMPTY)
+    if any(element.id in SEARCH_RESULTS_IDS for element in body.iter()):
+        # A search page's content is its results box (the mkdocs theme's search modal is on
+        # every page, outside the main content: only a results box inside it counts).
+        return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_SEARCH)
     strip_chrome(body, theme, named=named)
     walker = _Walker(ids)
     walker.walk(body)
     walker.flush()
     title = walker.title
     if not title:
-        title_element = next((e for e in root.iter() if e.tag == "title"), None)
+        title_element = next((e for e in elements if e.tag == "title"), None)
         title = _clean(title_element.text()) if title_element is not None else ""
     page = Page(title or fallback_title, walker.sections)
     has_text = any(section.parts or section.code for section in page.sections)

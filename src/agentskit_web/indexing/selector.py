@@ -1,8 +1,8 @@
 """A small CSS selector subset for naming a page's main content and the parts to drop.
 
-Supported: a tag (`article`), `#id`, `.class`, `[attr]`, `[attr=value]`
-(value quoted or not), compounds of those (`div.body[role=main]`), the
-descendant combinator (`main .md-content`, a space) and lists (`a, b`).
+Supported: a tag (`article`), `#id`, `.class`, `[attr]`, `[attr=value]`,
+`[attr^=prefix]`, `[attr*=part]` (values quoted or not), compounds of those
+(`div.body[role=main]`), the descendant combinator (`main .md-content`, a space) and lists (`a, b`).
 That covers every theme rule in themes.py and what a docs owner passes to
 `--selector`; anything else (`>`, `:not()`, `~`) is refused with a
 `SelectorError` that says which part is unsupported, instead of silently
@@ -12,6 +12,7 @@ matching nothing.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,7 +26,8 @@ _SIMPLE = re.compile(
     (?P<tag>[a-zA-Z][a-zA-Z0-9-]*|\*)
   | \#(?P<id>[\w-]+)
   | \.(?P<cls>[\w-]+)
-  | \[\s*(?P<attr>[\w:-]+)\s*(?:=\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[\w-]+))\s*)?\]
+  | \[\s*(?P<attr>[\w:-]+)\s*
+      (?:(?P<op>[*^]?=)\s*(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[\w.-]+))\s*)?\]
     """,
     re.VERBOSE,
 )
@@ -40,7 +42,8 @@ class _Compound:
     tag: str | None
     ids: tuple[str, ...]
     classes: tuple[str, ...]
-    attrs: tuple[tuple[str, str | None], ...]
+    attrs: tuple[tuple[str, str, str | None], ...]
+    """(name, operator, value): operator `=`, `^=`, `*=`, or `` with no value (presence)."""
 
     def matches(self, element: Element) -> bool:
         if self.tag is not None and element.tag != self.tag:
@@ -49,10 +52,17 @@ class _Compound:
             return False
         if self.classes and not set(self.classes) <= element.classes:
             return False
-        for name, value in self.attrs:
-            if name not in element.attrs:
+        for name, operator, value in self.attrs:
+            actual = element.attrs.get(name)
+            if actual is None:
                 return False
-            if value is not None and element.attrs[name] != value:
+            if value is None:
+                continue
+            if operator == "=" and actual != value:
+                return False
+            if operator == "^=" and not actual.startswith(value):
+                return False
+            if operator == "*=" and value not in actual:
                 return False
         return True
 
@@ -61,7 +71,7 @@ def _compound(text: str, whole: str) -> _Compound:
     tag: str | None = None
     ids: list[str] = []
     classes: list[str] = []
-    attrs: list[tuple[str, str | None]] = []
+    attrs: list[tuple[str, str, str | None]] = []
     position = 0
     while position < len(text):
         match = _SIMPLE.match(text, position)
@@ -79,7 +89,7 @@ def _compound(text: str, whole: str) -> _Compound:
                 value = match.group("sq")
             if value is None:
                 value = match.group("bare")
-            attrs.append((match.group("attr").lower(), value))
+            attrs.append((match.group("attr").lower(), match.group("op") or "", value))
         position = match.end()
     return _Compound(tag, tuple(ids), tuple(classes), tuple(attrs))
 
@@ -134,7 +144,11 @@ class Selector:
         return [element for element in root.iter() if self.matches(element)]
 
     def first(self, root: Element) -> Element | None:
-        for element in root.iter():
+        return self.first_in(root.iter())
+
+    def first_in(self, elements: Iterable[Element]) -> Element | None:
+        """The first match among elements already listed in document order."""
+        for element in elements:
             if self.matches(element):
                 return element
         return None

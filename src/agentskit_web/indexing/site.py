@@ -109,10 +109,15 @@ def read_site(
         if internal_page(relative):
             report.skipped["generator page"] += 1
             continue
-        if file.stat().st_size > PAGE_MAX_BYTES:
-            report.skipped["too large"] += 1
+        try:
+            if file.stat().st_size > PAGE_MAX_BYTES:
+                report.skipped["too large"] += 1
+                continue
+            html = file.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            # One unreadable file (permissions, a dangling link) loses that page, not the site.
+            report.skipped["unreadable"] += 1
             continue
-        html = file.read_text(encoding="utf-8", errors="replace")
         page = read_html_page(html, _fallback_title(relative), body_selector=selector)
         if page.skip is not None:
             report.skipped[page.skip] += 1

@@ -6,8 +6,9 @@ sphinx-rtd-theme and pydata-sphinx-theme; Docusaurus 3 from its documented
 output structure). A theme is recognised by an element only it writes
 (`detect`); its `body` names the element that holds the page's own content,
 and `strip` names what the theme puts inside that element which a reader does
-not read as the page's text (edit buttons, permalink signs, tag lists,
-feedback forms, breadcrumbs, previous/next links, in-page TOCs).
+not read as the page's text beyond themes.ALWAYS_STRIP (Material's edit
+button, tag list and "last update" line); most themes keep such chrome
+outside their content element, so their body rule alone leaves it out.
 
 Order matters: the first theme whose `detect` matches wins, so the more
 specific signatures come first. A page no theme claims falls back to
@@ -16,6 +17,7 @@ specific signatures come first. A page no theme claims falls back to
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -28,83 +30,70 @@ class Theme:
     """One theme's rules (selectors in the selector.py subset)."""
 
     name: str
-    detect: Selector
+    detect: tuple[Selector, ...]
+    """Every one of these must match some element of the page."""
     body: Selector
     strip: Selector | None = None
 
-    def claims(self, root: Element) -> bool:
-        return self.detect.first(root) is not None
+    def claims(self, elements: Sequence[Element]) -> bool:
+        """Whether the page (its elements in document order) carries this theme's signature."""
+        return all(selector.first_in(elements) is not None for selector in self.detect)
 
 
-def _theme(name: str, detect: str, body: str, strip: str | None = None) -> Theme:
+def _theme(name: str, detect: str | tuple[str, ...], body: str, strip: str | None = None) -> Theme:
+    signature = (detect,) if isinstance(detect, str) else detect
     return Theme(
-        name, parse_selector(detect), parse_selector(body), parse_selector(strip) if strip else None
+        name,
+        tuple(parse_selector(part) for part in signature),
+        parse_selector(body),
+        parse_selector(strip) if strip else None,
     )
 
 
 THEMES: Final = (
-    # Material: <article class="md-content__inner md-typeset">; edit/view buttons, tags,
-    # the feedback form and the "last update" facts live inside it.
+    # Material: <article class="md-content__inner md-typeset">; the edit/view buttons, the
+    # tag list and the "last update" facts (source-file plugin) live inside it.
     _theme(
         "mkdocs-material",
         "article.md-content__inner, div.md-content",
         "article.md-content__inner",
-        ".md-content__button, .md-source-file, .md-tags, .md-feedback, .md-annotation__index,"
-        " .md-top, .md-dialog",
+        ".md-content__button, .md-source-file, .md-tags, .md-annotation__index",
     ),
     # Docusaurus 3: <article> holds breadcrumbs, the mobile TOC, .theme-doc-markdown and the
-    # doc footer ("Edit this page", last update); only .theme-doc-markdown is the page's text.
+    # doc footer ("Edit this page", last update); only .theme-doc-markdown is the page's text
+    # (a blog post's is the `div.markdown` of its article).
     _theme(
         "docusaurus",
-        "div.theme-doc-markdown, html.plugin-docs",
+        "div.theme-doc-markdown, html.plugin-docs, html.plugin-blog",
         "div.theme-doc-markdown, article div.markdown",
-        ".theme-doc-toc-mobile, .theme-doc-breadcrumbs, .theme-doc-footer, .pagination-nav,"
-        " .theme-edit-this-page, .theme-last-updated, .theme-doc-version-badge",
     ),
     # furo: <article role="main" id="furo-main-content">; the edit/view-source icons sit
-    # in .content-icon-container before it, the previous/next links after it.
-    _theme(
-        "sphinx-furo",
-        "#furo-main-content, div.content-icon-container",
-        "#furo-main-content, article[role=main]",
-        ".content-icon-container, .related-pages, .bottom-of-page",
-    ),
+    # before it and the previous/next links after it, outside.
+    _theme("sphinx-furo", "#furo-main-content", "#furo-main-content"),
     # pydata-sphinx-theme: <article class="bd-article"> inside .bd-content; the edit button,
-    # breadcrumbs and prev/next footer live outside the article.
-    _theme(
-        "sphinx-pydata",
-        "article.bd-article, div.bd-container",
-        "article.bd-article",
-        ".prev-next-area, .header-article, .bd-header-article, .editthispage",
-    ),
+    # breadcrumbs and the prev/next footer are outside the article.
+    _theme("sphinx-pydata", "article.bd-article", "article.bd-article"),
     # sphinx-rtd-theme: <div itemprop="articleBody"> inside <div role="main" class="document">
-    # inside .wy-nav-content; breadcrumbs and footer buttons are siblings of articleBody.
+    # inside .wy-nav-content; breadcrumbs ("Edit on GitHub") and footer buttons are outside
+    # articleBody. MkDocs' readthedocs theme copies that structure; Sphinx's pages load
+    # documentation_options.js, MkDocs' do not.
     _theme(
         "sphinx-rtd",
-        "div.wy-nav-content [itemprop=articleBody], meta[name=readthedocs-addons-api-version]",
+        ("div.wy-nav-content [itemprop=articleBody]", "script[src*=documentation_options]"),
         "[itemprop=articleBody]",
-        ".rst-footer-buttons, .wy-breadcrumbs",
     ),
-    # MkDocs' own readthedocs theme: <div role="main"> in .wy-nav-content (no articleBody).
     _theme(
         "mkdocs-readthedocs",
         "div.wy-nav-content div.rst-content",
-        "div.rst-content div[role=main]",
-        ".rst-footer-buttons, .wy-breadcrumbs, .rst-versions",
+        "div.rst-content [itemprop=articleBody], div.rst-content div[role=main]",
     ),
-    # MkDocs' built-in `mkdocs` theme (Bootstrap): <div class="col-md-9" role="main">.
+    # MkDocs' built-in `mkdocs` theme (Bootstrap): <div class="col-md-9" role="main">; the
+    # navbar, sidebar TOC and search modal are outside it.
+    _theme("mkdocs", "div.col-md-9[role=main]", "div.col-md-9[role=main]"),
+    # Sphinx alabaster (and the basic theme most others extend): <div class="body" role="main">;
+    # the sidebar (search box, navigation) and the footer are outside it.
     _theme(
-        "mkdocs",
-        "div.col-md-9[role=main]",
-        "div.col-md-9[role=main]",
-        ".navbar, .modal",
-    ),
-    # Sphinx alabaster (and the basic theme most others extend): <div class="body" role="main">.
-    _theme(
-        "sphinx-alabaster",
-        "div.bodywrapper div.body, div.documentwrapper div.body",
-        "div.body",
-        ".related, .sphinxsidebar",
+        "sphinx-alabaster", "div.bodywrapper div.body, div.documentwrapper div.body", "div.body"
     ),
 )
 """Known themes, most specific first."""
@@ -134,9 +123,9 @@ COOKIE_WORDS: Final = ("cookie", "consent", "gdpr")
 """An element whose id or class mentions one of these is a cookie banner: never indexed."""
 
 
-def detect_theme(root: Element) -> Theme | None:
+def detect_theme(elements: Sequence[Element]) -> Theme | None:
     """The first known theme whose signature is on the page, or None."""
     for theme in THEMES:
-        if theme.claims(root):
+        if theme.claims(elements):
             return theme
     return None

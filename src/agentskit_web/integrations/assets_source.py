@@ -53,11 +53,18 @@ def is_assets_folder(folder: Path) -> bool:
 
 
 def publish_assets(
-    target: Path, assets_from: Path | None = None, say: Callable[[str], None] = print
+    target: Path,
+    assets_from: Path | None = None,
+    say: Callable[[str], None] = print,
+    *,
+    with_pyscript: bool = False,
 ) -> str:
     """Write the assets folder to `target`; returns where it came from (for the build log).
 
-    Raises BuildError naming the setting and the folders tried when there is no source.
+    `with_pyscript` (the plugins' `with_pyscript` option) adds PyScript
+    (build/pyscript.py); a folder to copy must then have been written with
+    `--with-pyscript`. Raises BuildError naming the setting and the folders
+    tried when there is no source.
     """
     if assets_from is not None:
         if not is_assets_folder(assets_from):
@@ -65,9 +72,10 @@ def publish_assets(
                 f"assets_from: {assets_from} is not a folder written by `agentskit-web assets` "
                 f"(no {LOADER} and {MANIFEST} in it)"
             )
+        _require_pyscript(assets_from, with_pyscript)
         _copy_folder(assets_from, target)
         return str(assets_from)
-    if is_assets_folder(PREBUILT):
+    if is_assets_folder(PREBUILT) and (not with_pyscript or _has_pyscript(PREBUILT)):
         _copy_folder(PREBUILT, target)
         return str(PREBUILT)
     root = checkout_root()
@@ -82,8 +90,22 @@ def publish_assets(
     paths = Paths(root=root, dist=target, cache=root / ".cache")
     paths.cache.mkdir(exist_ok=True)
     inputs = runtime_input(paths, say, Report())
-    write_assets(target, paths.web, inputs, paths.cache)
+    write_assets(target, paths.web, inputs, paths.cache, with_pyscript=with_pyscript)
     return f"built from the checkout at {root}"
+
+
+def _has_pyscript(folder: Path) -> bool:
+    from ..build.pyscript import PYSCRIPT_CONFIG, PYSCRIPT_ENTRY
+
+    return (folder / PYSCRIPT_ENTRY).is_file() and (folder / PYSCRIPT_CONFIG).is_file()
+
+
+def _require_pyscript(folder: Path, with_pyscript: bool) -> None:
+    if with_pyscript and not _has_pyscript(folder):
+        raise BuildError(
+            f"with_pyscript: {folder} has no PyScript build in it "
+            "(write it with `agentskit-web assets OUT_DIR --with-pyscript`)"
+        )
 
 
 def _copy_folder(source: Path, target: Path) -> None:

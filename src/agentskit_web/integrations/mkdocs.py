@@ -14,6 +14,7 @@ plugins:
       theme: auto               # auto, light or dark
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
+      with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
 ```
 
 Per page: the loader's `<script type="module">` goes into `<head>` (with a
@@ -79,6 +80,7 @@ class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     theme = c.Choice(THEMES, default="auto")
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
+    with_pyscript = c.Type(bool, default=False)
 
 
 class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
@@ -113,7 +115,12 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
         target = Path(config["site_dir"]) / self.options.assets_path
         source = self.config.assets_from
         try:
-            origin = publish_assets(target, Path(source) if source else None, log.debug)
+            origin = publish_assets(
+                target,
+                Path(source) if source else None,
+                log.debug,
+                with_pyscript=self.config.with_pyscript,
+            )
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
         log.info("agentskit-ask: assets written to %s (%s)", target, origin)

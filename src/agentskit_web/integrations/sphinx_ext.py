@@ -9,6 +9,7 @@ agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage
 agentskit_ask_theme = "auto"
 agentskit_ask_assets_path = "agentskit/"
 agentskit_ask_assets_from = None      # a folder `agentskit-web assets` wrote
+agentskit_ask_with_pyscript = False   # also publish PyScript (docs/pyscript.md)
 ```
 
 Per page (`html-page-context`): the loader's script tag and the
@@ -52,6 +53,7 @@ SETTINGS: Final[dict[str, object]] = {
     "theme": "auto",
     "assets_path": DEFAULT_ASSETS_PATH,
     "assets_from": None,
+    "with_pyscript": False,
 }
 HTML_FORMATS: Final = ("html",)
 log = logging.getLogger(__name__)
@@ -69,6 +71,11 @@ def _validate(app: Sphinx, config: Any) -> None:
     source = app.config.agentskit_ask_assets_from
     if source is not None and not isinstance(source, str | Path):
         raise ConfigError(f"{PREFIX}assets_from: expected a folder path, got {source!r}")
+    if not isinstance(app.config.agentskit_ask_with_pyscript, bool):
+        raise ConfigError(
+            f"{PREFIX}with_pyscript: expected True or False, "
+            f"got {app.config.agentskit_ask_with_pyscript!r}"
+        )
 
 
 def _page(
@@ -94,7 +101,12 @@ def _publish(app: Sphinx, exception: BaseException | None) -> None:
     source = app.config.agentskit_ask_assets_from
     target = Path(app.outdir) / options.assets_path
     try:
-        origin = publish_assets(target, Path(app.confdir, source) if source else None, log.debug)
+        origin = publish_assets(
+            target,
+            Path(app.confdir, source) if source else None,
+            log.debug,
+            with_pyscript=app.config.agentskit_ask_with_pyscript,
+        )
     except BuildError as error:
         raise ExtensionError(f"agentskit-ask: {error}") from error
     log.info("agentskit-ask: assets written to %s (%s)", target, origin)

@@ -66,6 +66,7 @@ from .persistence import (
 from .rate_limit import (
     AUTH_FAILURE_CAPACITY,
     AUTH_FAILURE_REFILL_PER_SECOND,
+    RateLimiter,
     TokenBucketLimiter,
     client_rate_key,
 )
@@ -114,6 +115,7 @@ MESSAGES: Final = {
         "Reload the conversation and ask again."
     ),
     "internal": "The Ask service failed unexpectedly.",
+    "shutdown": "The Ask service restarted before the answer finished; ask again.",
 }
 
 
@@ -127,6 +129,12 @@ class Clock(Protocol):
     def monotonic(self) -> float: ...
 
     def wall(self) -> float: ...
+
+
+class ShutdownWatch(Protocol):
+    """The graceful-shutdown deadline (`operations.Drain`): returns when answers must end."""
+
+    async def wait_expired(self) -> None: ...
 
 
 class SystemClock:
@@ -283,6 +291,7 @@ class _StreamStats:
     answer_chars: int = 0
     answer: list[str] = field(default_factory=list)
     cancelled: bool = False
+    interrupted: bool = False
     outcome: Outcome = "ok"
 
 
@@ -316,13 +325,13 @@ class AskEndpoint:
         retriever: Retriever,
         generator: Generator,
         authenticate: Authenticator,
-        rate_limiter: TokenBucketLimiter,
+        rate_limiter: RateLimiter,
         session_store: SessionStore | None,
         metrics: MetricsSink,
         clock: Clock,
         cors_origins: Sequence[str] = (),
         request_ids: Callable[[], str] | None = None,
-        auth_failure_limiter: TokenBucketLimiter | None = None,
+        auth_failure_limiter: RateLimiter | None = None,
         max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
         body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
     ) -> None:
@@ -340,13 +349,20 @@ class AskEndpoint:
         self._request_ids = request_ids or (lambda: "req-" + secrets.token_hex(16))
         if max_streams_per_client < 1 or body_timeout <= 0:
             raise ValueError("max_streams_per_client must be >= 1 and body_timeout > 0.")
-        self.auth_failures = auth_failure_limiter or TokenBucketLimiter(
-            AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND, clock=clock.monotonic
+        # `is None`, not `or`: an empty in-process table has len() 0 and is falsy.
+        self.auth_failures: RateLimiter = (
+            TokenBucketLimiter(
+                AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND, clock=clock.monotonic
+            )
+            if auth_failure_limiter is None
+            else auth_failure_limiter
         )
         self.max_streams_per_client = max_streams_per_client
         self.body_timeout = body_timeout
         self._in_flight: dict[str, int] = {}
         self._in_flight_lock = threading.Lock()
+        self.shutdown: ShutdownWatch | None = None
+        """Set by the server (`operations.Drain`): at its deadline running streams end."""
 
     # -- ASGI -----------------------------------------------------------------
 
@@ -661,7 +677,14 @@ class AskEndpoint:
                         group.cancel_scope.cancel()
                         return
 
+            async def watch_shutdown(shutdown: ShutdownWatch) -> None:
+                await shutdown.wait_expired()
+                stats.interrupted = True
+                group.cancel_scope.cancel()
+
             group.start_soon(watch_disconnect)
+            if self.shutdown is not None:
+                group.start_soon(watch_shutdown, self.shutdown)
             try:
                 await self._produce(plan, emit, stats, recorder, recorder.request_id)
             except OSError:
@@ -673,6 +696,11 @@ class AskEndpoint:
             finally:
                 group.cancel_scope.cancel()
 
+        if stats.interrupted and not stats.cancelled:
+            # The server is going away: the reader gets a retryable error, not a cut stream.
+            stats.outcome = "error"
+            with contextlib.suppress(Exception):
+                await emit(_error_event("ASK_INTERNAL", "shutdown", True))
         if stats.cancelled:
             stats.outcome = "cancelled"
             recorder.record("cancellation.count", 1, "count", "cancelled")
@@ -832,7 +860,7 @@ def create_ask_endpoint(
     retriever: Retriever | None = None,
     generator: Generator | None = None,
     authenticate: Authenticator | None = None,
-    rate_limiter: TokenBucketLimiter | None = None,
+    rate_limiter: RateLimiter | None = None,
     session_store: SessionStore | None = None,
     metrics: MetricsSink | None = None,
     clock: Clock | None = None,
@@ -840,7 +868,7 @@ def create_ask_endpoint(
     docs_exclude: Sequence[str] = (),
     cors_origins: Sequence[str] = (),
     request_ids: Callable[[], str] | None = None,
-    auth_failure_limiter: TokenBucketLimiter | None = None,
+    auth_failure_limiter: RateLimiter | None = None,
     max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
     body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
 ) -> AskEndpoint:

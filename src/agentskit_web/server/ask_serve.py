@@ -18,6 +18,7 @@ client address is always the socket's and `X-Forwarded-For` is ignored).
 
 import argparse
 import ipaddress
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 
@@ -38,12 +40,30 @@ from .ask_app import (
 from .auth import Authenticator, anonymous, bearer_tokens, load_token_file
 from .connection_guard import REQUEST_READ_TIMEOUT_SECONDS, guarded_h11_protocol
 from .generators import ExtractiveGenerator, Generator, OpenAICompatibleGenerator
-from .metrics import JsonLinesMetrics, MetricsSink, NullMetrics
+from .metrics import JsonLinesMetrics, MetricsSink
+from .operations import (
+    SHUTDOWN_DEADLINE_SECONDS,
+    SHUTDOWN_FLUSH_SECONDS,
+    Drain,
+    DrainingServer,
+    Operations,
+    Probe,
+    PrometheusMetrics,
+    mount_operations,
+)
 from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, SessionStore
-from .rate_limit import DEFAULT_CAPACITY, DEFAULT_REFILL_PER_SECOND, TokenBucketLimiter
+from .rate_limit import (
+    AUTH_FAILURE_CAPACITY,
+    AUTH_FAILURE_REFILL_PER_SECOND,
+    DEFAULT_CAPACITY,
+    DEFAULT_REFILL_PER_SECOND,
+    RateLimiter,
+    TokenBucketLimiter,
+)
+from .retrieval import IndexRetriever
 from .static import bind_socket
 from .turn_app import DEFAULT_TURN_PATH, mount_turn
-from .turn_store import TurnSessionStore
+from .turn_store import TurnSessionKey, TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
@@ -90,6 +110,8 @@ class AskServeConfig:
     session_ttl: float = SESSION_TTL_SECONDS
     max_sessions_per_subject: int = SESSION_MAX_PER_SUBJECT
     openai_allow_http: bool = False
+    rate_limit: str = "memory"
+    shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -127,14 +149,77 @@ def _generator(config: AskServeConfig) -> Generator:
     raise StartupError(f"Unknown generator {config.generator!r} (extractive or openai).")
 
 
+def _limiters(config: AskServeConfig) -> tuple[RateLimiter, RateLimiter]:
+    """The per-client and failed-authentication limiters: in process, or shared in Redis."""
+    if config.rate_limit == "memory":
+        return (
+            TokenBucketLimiter(config.rate_capacity, config.rate_refill),
+            TokenBucketLimiter(AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND),
+        )
+    if config.rate_limit.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from .redis_rate_limit import RedisRateLimiter, redis_client
+        except ImportError as error:
+            raise StartupError(
+                "--rate-limit redis://... needs the redis client: "
+                "pip install 'agentskit-web[scale]'."
+            ) from error
+        try:
+            client = redis_client(config.rate_limit)
+        except ValueError as error:
+            raise StartupError(f"--rate-limit: {error}") from error
+        return (
+            RedisRateLimiter(client, "ask", config.rate_capacity, config.rate_refill),
+            RedisRateLimiter(client, "auth", AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND),
+        )
+    raise StartupError(
+        f"Unknown --rate-limit {config.rate_limit!r} (memory, or a redis:// or rediss:// URL)."
+    )
+
+
+def _readiness_probes(
+    app: Starlette, turn_store: TurnSessionStore, limiter: RateLimiter
+) -> list[Probe]:
+    """Index loaded and session stores answering (gating); limiter reachable (reported)."""
+    ask = app.state.ask
+    probe = TurnSessionKey(ask.site.site_id, "readiness-probe", "readiness-probe")
+
+    async def index() -> bool:
+        retriever = ask.retriever
+        return not isinstance(retriever, IndexRetriever) or retriever.index.size > 0
+
+    async def sessions() -> bool:
+        await anyio.to_thread.run_sync(turn_store.load_sync, probe, abandon_on_cancel=True)
+        store = ask.session_store
+        if store is not None:
+            await anyio.to_thread.run_sync(
+                store.count_sync, ask.site.site_id, "readiness-probe", abandon_on_cancel=True
+            )
+        return True
+
+    async def rate_limiter() -> bool:
+        return await anyio.to_thread.run_sync(limiter.ping, abandon_on_cancel=True)
+
+    # The limiter does not gate: it fails open to local buckets (see operations).
+    return [
+        Probe("index", index),
+        Probe("sessions", sessions),
+        Probe("limiter", rate_limiter, False),
+    ]
+
+
 def build_app(config: AskServeConfig) -> Starlette:
     """The configured app; raises StartupError with a one-line reason."""
-    metrics: MetricsSink = NullMetrics()
+    also: MetricsSink | None = None
     if config.metrics_file is not None:
         try:
-            metrics = JsonLinesMetrics(config.metrics_file)
+            also = JsonLinesMetrics(config.metrics_file)
         except OSError as error:
             raise StartupError(f"Metrics file {config.metrics_file}: {error.strerror}.") from error
+    metrics = PrometheusMetrics(also=also)
+    if not config.shutdown_deadline >= 0:
+        raise StartupError("--shutdown-deadline must be >= 0 seconds.")
+    rate_limiter, auth_failure_limiter = _limiters(config)
     try:
         app = create_ask_app(
             config.site,
@@ -142,7 +227,8 @@ def build_app(config: AskServeConfig) -> Starlette:
             path=config.path,
             generator=_generator(config),
             authenticate=_authenticator(config),
-            rate_limiter=TokenBucketLimiter(config.rate_capacity, config.rate_refill),
+            rate_limiter=rate_limiter,
+            auth_failure_limiter=auth_failure_limiter,
             session_store=SessionStore(
                 config.sessions_db,
                 ttl_seconds=config.session_ttl,
@@ -164,6 +250,15 @@ def build_app(config: AskServeConfig) -> Starlette:
     if not config.turn_path.startswith("/") or config.turn_path == config.path:
         raise StartupError("--turn-path must be a path starting with / and differ from --path.")
     mount_turn(app, turn_store, path=config.turn_path)
+    drain = Drain()
+    app.state.ask.shutdown = drain
+    operations = Operations(metrics, drain, _readiness_probes(app, turn_store, rate_limiter))
+    mount_operations(
+        app,
+        operations,
+        routes={config.path: "ask", config.turn_path: "turn"},
+        prefixes={config.turn_path.rstrip("/") + "/": "turn_resume"},
+    )
     return app
 
 
@@ -228,7 +323,10 @@ def serve_ask(
     shown_host = f"[{host}]" if ":" in host else host
     print(f"Ask backend: http://{shown_host}:{bound_port}{config.path}", flush=True)
     print(f"Turn endpoint: http://{shown_host}:{bound_port}{config.turn_path}", flush=True)
-    server = uvicorn.Server(uvicorn_config(app, config, log_level=log_level))
+    # uvicorn cancels what is left SHUTDOWN_FLUSH_SECONDS after the drain deadline.
+    grace = math.ceil(config.shutdown_deadline + SHUTDOWN_FLUSH_SECONDS)
+    settings = uvicorn_config(app, config, log_level=log_level, timeout_graceful_shutdown=grace)
+    server = DrainingServer(settings, app.state.operations.drain, config.shutdown_deadline)
     try:
         server.run(sockets=[sock])
     finally:
@@ -264,6 +362,18 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=SESSION_MAX_PER_SUBJECT,
         help="saved conversations kept per caller (all anonymous readers are one caller)",
+    )
+    add(
+        "--rate-limit",
+        default="memory",
+        help="where rate-limit buckets live: memory (this process) or redis://host:port/db "
+        "(shared by every instance)",
+    )
+    add(
+        "--shutdown-deadline",
+        type=float,
+        default=SHUTDOWN_DEADLINE_SECONDS,
+        help="seconds running answers get after SIGTERM before they end as interrupted",
     )
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
@@ -337,6 +447,8 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         session_ttl=args.session_ttl,
         max_sessions_per_subject=args.max_sessions_per_subject,
         openai_allow_http=args.openai_allow_http,
+        rate_limit=args.rate_limit,
+        shutdown_deadline=args.shutdown_deadline,
     )
 
 

@@ -9,6 +9,10 @@ spent one would hand a throttled client a fresh allowance. When every
 remembered bucket is still refilling, a new key is refused (with the wait
 until the first one is full again) instead of evicting anybody.
 
+`RateLimiter` is the port the endpoints use: this in-process limiter is the
+default, and `redis_rate_limit.RedisRateLimiter` keeps the same buckets in
+Redis so several instances share one budget per client.
+
 `client_rate_key` turns a peer address into a key: IPv4 per address, IPv6
 per /64 (one subscriber usually holds a whole /64, so per-address keys would
 give them 2^64 buckets).
@@ -21,7 +25,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 DEFAULT_CAPACITY: Final = 20
 DEFAULT_REFILL_PER_SECOND: Final = 0.5
@@ -41,6 +45,27 @@ class RateDecision:
 
     allowed: bool
     retry_after_seconds: int = 0
+
+
+class RateLimiter(Protocol):
+    """Token buckets keyed by client: what the Ask and turn endpoints need of a limiter.
+
+    Synchronous on purpose: the in-process table answers in microseconds, and
+    the Redis one in one loopback round trip with a short socket timeout (and
+    its own fallback), so neither needs a thread hop.
+    """
+
+    def take(self, key: str, cost: float = 1.0) -> RateDecision:
+        """Spend `cost` tokens from `key`'s bucket if it has them."""
+        ...
+
+    def peek(self, key: str, cost: float = 1.0) -> RateDecision:
+        """Would `take` allow `cost` now? Spends nothing."""
+        ...
+
+    def ping(self) -> bool:
+        """Is the shared state reachable (readiness)? Always True in process."""
+        ...
 
 
 @dataclass(slots=True)
@@ -156,6 +181,10 @@ class TokenBucketLimiter:
             return True
         self._no_room_until = now + soonest
         return False
+
+    def ping(self) -> bool:
+        """The table lives in this process: always reachable."""
+        return True
 
     def __len__(self) -> int:
         return len(self._buckets)

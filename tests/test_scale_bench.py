@@ -1,0 +1,16 @@
+"""A tiny run of `python -m agentskit_web.bench scale` (real processes, a real redis-server)."""
+
+from agentskit_web.bench.scale import format_scale, run_scale_bench
+
+
+def test_scale_bench_measures_both_limiters_in_one_run() -> None:
+    answers, limiters = run_scale_bench(questions=6, warmup=1, limiter_calls=40, spaced_calls=8)
+    assert [s.name for s in answers] == [
+        "in-process limiter (default)",
+        "Redis limiter (--rate-limit)",
+    ]
+    assert all(len(s.samples_ms) == 6 and s.failed == 0 for s in answers)
+    assert [len(s.samples_ms) for s in limiters] == [40, 40, 8]
+    assert all(min(s.samples_ms) > 0 for s in limiters)
+    table = format_scale(answers, "title", "note")
+    assert "baseline" in table and "failed: 0" in table
