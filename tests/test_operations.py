@@ -18,9 +18,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from _ask_helpers import ask_body
 from _backend_process import write_backend_files
+from agentskit_web.answering.ranking import SearchIndex
 from agentskit_web.server.ask_serve import AskServeConfig, build_app
 from agentskit_web.server.operations import READY_CHECK_TIMEOUT_SECONDS, Probe
-from agentskit_web.server.retrieval import DocsIndex, SqliteRetriever
+from agentskit_web.server.retrieval import IndexRetriever
 
 SECRET_QUESTION = "How do I install the widget next to my quixotic-marmalade-7731 sandbox?"
 UNANSWERABLE = "Does zyzzyva plover fjord tolerate krypton?"
@@ -85,7 +86,7 @@ def test_readyz_is_503_while_draining(tmp_path: Path) -> None:
 
 def test_readyz_is_503_without_an_index(tmp_path: Path) -> None:
     app = _app(tmp_path)
-    app.state.ask.retriever = SqliteRetriever(DocsIndex())  # nothing indexed
+    app.state.ask.retriever = IndexRetriever(SearchIndex.from_chunks([]))  # nothing indexed
     (reply,) = _requests(app, ("GET", "/readyz", None))
     assert reply.status_code == 503
     assert reply.json()["checks"]["index"] is False
