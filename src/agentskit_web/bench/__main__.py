@@ -2,8 +2,8 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale`
-(scale.py) and `index` (index.py); `make bench` runs them all.
+`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale` (scale.py)
+and `index` (index.py); `make bench` runs them all.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
