@@ -2,9 +2,9 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale`
-(scale.py) and `index` (index.py); `make bench` runs them all. `snapshot`
-(snapshot.py) is an experiment (issue 25), run by hand, not by `make bench`.
+`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale` (scale.py)
+and `index` (index.py); `make bench` runs them all. `snapshot` (snapshot.py) is an
+experiment (issue 25), run by hand, not by `make bench`.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """

@@ -4,7 +4,7 @@
 plugins:
   - search
   - agentskit-ask:
-      endpoint: /api/ask        # a URL, a /-rooted path, or a path inside the site
+      endpoint: /api/ask        # optional: without it, answers come from the static index
       layout: launcher          # inline (a box under each page's content) or launcher
       boot: intent              # intent, idle or eager
       corpus: docs              # optional hints sent to the backend
@@ -49,7 +49,6 @@ from .assets_source import publish_assets
 from .embed import (
     BOOTS,
     DEFAULT_ASSETS_PATH,
-    DEFAULT_ENDPOINT,
     LAYOUTS,
     THEMES,
     EmbedConfigError,
@@ -76,7 +75,7 @@ _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     """The plugin's options in mkdocs.yml (types and choices checked by MkDocs first)."""
 
-    endpoint = c.Type(str, default=DEFAULT_ENDPOINT)
+    endpoint = c.Optional(c.Type(str))
     corpus = c.Optional(c.Type(str))
     persona = c.Optional(c.Type(str))
     boot = c.Choice(BOOTS, default="intent")
@@ -142,6 +141,24 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
                 say=log.info,
             )
         except SiteIndexError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
+        self._publish_static_answers(config)
+
+    def _publish_static_answers(self, config: Any) -> None:
+        """The split index beside the assets, for answers in the page (static_answers.py);
+        it reads the site index the step before wrote, so the site is indexed once."""
+        from .static_answers import publish_static_answers
+
+        try:
+            publish_static_answers(
+                Path(config["site_dir"]),
+                self.options.assets_path,
+                base_path=base_path_of(config["site_url"]),
+                required=self.options.endpoint is None,
+                say=log.info,
+                warn=log.warning,
+            )
+        except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
 
     def _element(self, page: Any) -> str:

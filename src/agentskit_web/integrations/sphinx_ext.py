@@ -2,7 +2,7 @@
 
 ```python
 extensions = ["agentskit_web.sphinx"]
-agentskit_ask_endpoint = "/api/ask"
+agentskit_ask_endpoint = "/api/ask"   # optional: without it, answers come from the static index
 agentskit_ask_layout = "launcher"     # or "inline"
 agentskit_ask_boot = "intent"         # or "idle", "eager"
 agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key
@@ -40,7 +40,6 @@ from ..indexing.site import SiteIndexError
 from .assets_source import publish_assets
 from .embed import (
     DEFAULT_ASSETS_PATH,
-    DEFAULT_ENDPOINT,
     EmbedConfigError,
     element_tag,
     embed_options,
@@ -51,7 +50,7 @@ from .index_step import base_path_of, write_build_index
 
 PREFIX: Final = "agentskit_ask_"
 SETTINGS: Final[dict[str, object]] = {
-    "endpoint": DEFAULT_ENDPOINT,
+    "endpoint": None,
     "corpus": None,
     "persona": None,
     "boot": "intent",
@@ -134,6 +133,25 @@ def _publish(app: Sphinx, exception: BaseException | None) -> None:
             say=log.info,
         )
     except SiteIndexError as error:
+        raise ExtensionError(f"agentskit-ask: {error}") from error
+    _publish_static_answers(app, options.assets_path, required=options.endpoint is None)
+
+
+def _publish_static_answers(app: Sphinx, assets_path: str, *, required: bool) -> None:
+    """The split index beside the assets, for answers in the page (static_answers.py); it
+    reads the site index the step before wrote, so the site is indexed once."""
+    from .static_answers import publish_static_answers
+
+    try:
+        publish_static_answers(
+            Path(app.outdir),
+            assets_path,
+            base_path=base_path_of(app.config.html_baseurl),
+            required=required,
+            say=log.info,
+            warn=log.warning,
+        )
+    except BuildError as error:
         raise ExtensionError(f"agentskit-ask: {error}") from error
 
 
