@@ -122,6 +122,7 @@ bench: $(STAMP) chromium site redis-server
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench weight --no-build
 	$(PY) -m agentskit_web.bench ask --no-build
+	$(PY) -m agentskit_web.bench static
 	$(PY) -m agentskit_web.bench render --no-build
 	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend

@@ -273,8 +273,10 @@ def _site(tmp_path: Path) -> Path:
     site = tmp_path / "site"
     (site / "guide").mkdir(parents=True)
     (site / "guide" / "index.html").write_text(PAGE)
-    (site / "index.html").write_text('<article><h1 id="home">Home</h1><p>Welcome.</p></article>')
-    (site / "404.html").write_text("<article><h1>404</h1><p>Not found.</p></article>")
+    home = '<article><h1 id="home">Home</h1><p>Welcome.</p></article>'
+    (site / "index.html").write_text(f"<html><body>{home}</body></html>")
+    missing = "<article><h1>404</h1><p>Not found.</p></article>"
+    (site / "404.html").write_text(f"<html><body>{missing}</body></html>")
     (site / "theme").mkdir()
     (site / "theme" / "main.html").write_text("<p>a template the docs folder copied</p>")
     return site

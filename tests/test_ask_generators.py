@@ -388,7 +388,8 @@ def test_generation_timeout_closes_the_upstream_stream(
     completions, base = fake
     completions.disconnected.clear()
     docs = write_docs(tmp_path / "docs")
-    config = site(limits__generationTimeoutMs=300)
+    # The fake ticks every 50 ms for 10 s: 1.5 s leaves a loaded machine time for the first tick.
+    config = site(limits__generationTimeoutMs=1_500)
     app = create_ask_app(config, docs, generator=OpenAICompatibleGenerator(base, KEY, "slow"))
     events = post(app, ask_body()).events
     assert events[-1]["code"] == "ASK_TIMEOUT"

@@ -242,10 +242,12 @@ async def ask_and_wait_disconnect(server: ScriptedServer, **options: Any) -> lis
 def test_headers_on_time_then_a_body_trickling_past_the_deadline_completes() -> None:
     steps: list[Step] = []
     for word in ("slow ", "but ", "steady"):
-        steps += [0.15, event_line({"type": "text", "delta": word})]
+        steps += [0.5, event_line({"type": "text", "delta": word})]
     steps.append(event_line({"type": "done"}))
 
-    chunks = asyncio.run(ask(ScriptedServer(steps), connect_timeout=0.2))
+    # The body takes 1.5 s, past the 1 s deadline for the headers; a second for the headers
+    # leaves room on a loaded machine (0.2 s did not always).
+    chunks = asyncio.run(ask(ScriptedServer(steps), connect_timeout=1.0))
     assert content_of(chunks) == ["slow ", "but ", "steady"]
     assert chunks[-1] == {"type": "done"}
 

@@ -18,6 +18,8 @@ DEFERRED = (
     "agentskit_web.chat.ask.body",  # until the first answer streams
     "agentskit_web.chat.ask.projection",  # until the first question
     "markdown_it",  # until the first answer is rendered
+    "agentskit_web.chat.static_answers",  # until a page with a static index mounts
+    "agentskit_web.answering.static_index",  # until a static answer is asked for
 )
 
 

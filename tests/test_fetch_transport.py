@@ -215,3 +215,22 @@ def test_abort_while_reading_aborts_the_fetch(fake_page: Any) -> None:
 
 async def _collect(source: Any) -> list[dict[str, str]]:
     return [c async for c in source]
+
+
+def test_get_static_may_use_any_cached_copy_and_the_turn_get_never_does(fake_page: Any) -> None:
+    """A content-hashed index part: `force-cache` (offline, a cached copy answers); the turn
+    adapter's resume GET stays `no-store`."""
+    js = fake_page(FakeJs(Response(200, "application/json", Reader([b"{}"]))))
+
+    async def scenario() -> list[bytes]:
+        response = await FetchTransport().get_static("/agentskit/index/part.0123456789abcdef.json")
+        data = [chunk async for chunk in response.chunks()]
+        await FetchTransport().get("/api/turn/s-1", {})
+        return data
+
+    assert asyncio.run(scenario()) == [b"{}"]
+    (url, init), (_turn_url, turn_init) = js.calls
+    assert url == "/agentskit/index/part.0123456789abcdef.json"
+    assert init["method"] == "GET" and "body" not in init
+    assert init["cache"] == "force-cache" and init["credentials"] == "same-origin"
+    assert turn_init["cache"] == "no-store"

@@ -38,7 +38,8 @@ def prebuilt(tmp_path: Path) -> Path:
     """A stand-in for a folder `agentskit-web assets` wrote: its loader and its manifest."""
     folder = tmp_path / "prebuilt"
     (folder / "runtime.0123456789abcdef").mkdir(parents=True)
-    (folder / "agentskit-ask.js").write_text("// loader\n", encoding="utf-8")
+    loader = "// loader\nconst STATIC_INDEX = /* agentskit:static-index */ null;\n"
+    (folder / "agentskit-ask.js").write_text(loader, encoding="utf-8")
     (folder / "assets.json").write_text("{}\n", encoding="utf-8")
     (folder / "runtime.0123456789abcdef" / "pyodide.mjs").write_text("//\n", encoding="utf-8")
     return folder
@@ -192,7 +193,7 @@ def test_the_screenshots_in_the_embedding_guide_are_published_beside_it(tmp_path
     files = render_pages(Paths(root=ROOT, dist=tmp_path, cache=tmp_path))
     page = files["docs/embedding.html"].decode("utf-8")
     pictures = re.findall(r'<img src="([^"]+)"', page)
-    assert len(pictures) == 4, pictures
+    assert len(pictures) == 6, pictures  # 4 of the backend journey, 2 of a static answer
     for src in pictures:
         published = files[str(PurePosixPath("docs") / src)]
         assert published == (ROOT / "docs" / src).read_bytes()

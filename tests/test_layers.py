@@ -66,6 +66,8 @@ ALLOWED: dict[str, frozenset[str]] = {
             "build",
             "bench",
             "testing",
+            # `preview` publishes the widget's assets for a site built without the plugins.
+            "integrations",
         }
     ),
 }

@@ -2,7 +2,7 @@
 //
 // Registered by agentskit-ask.js only for <agentskit-ask offline="cache">, after the
 // runtime has booted once (so the files below come from the HTTP cache, not the
-// network). It keeps two caches:
+// network). It keeps three caches:
 //
 //   agentskit-ask:runtime:<version>  the files listed below (the runtime folder's boot
 //                                    files and the stylesheet), served cache-first: their
@@ -11,6 +11,12 @@
 //                                    loader, the knowledge file and the page's own
 //                                    stylesheets: served network-first, refreshed on every
 //                                    successful response, used only when the network fails.
+//
+//   agentskit-ask:index              the static index files (index/ beside this worker:
+//                                    a manifest and parts with content-hashed names),
+//                                    kept as pages fetch them and served cache-first, so
+//                                    a question whose parts were fetched once is answered
+//                                    offline;
 //
 // What the pages cache may keep is decided in one block below ("page caching rules"):
 // only responses that may be cached (never no-store or private, never Vary: Cookie,
@@ -33,6 +39,8 @@ const RUNTIME_CACHE = `${RUNTIME_PREFIX}${PRECACHE.version}`;
 const PAGES_CACHE = `${PREFIX}pages`;
 const BASE = new URL(".", self.location.href);
 const PRECACHED = new Set(PRECACHE.files.map((name) => new URL(name, BASE).href));
+const INDEX_CACHE = `${PREFIX}index`;
+const INDEX_FOLDER = new URL("index/", BASE).href;
 
 self.addEventListener("install", (event) => {
   event.waitUntil(
@@ -164,6 +172,25 @@ async function cacheFirst(request) {
   return cached || fetch(request);
 }
 
+// ---------------------------------------------------------------- static index files
+// Content-hashed, so a kept copy is always right; a response the page caching rules
+// would not keep (private, no-store, personal Vary) is passed on and never kept.
+function isIndexFile(url) {
+  return url.href.startsWith(INDEX_FOLDER);
+}
+
+const keepable = mayKeep;
+
+async function indexFile(request) {
+  const cache = await caches.open(INDEX_CACHE);
+  const cached = await cache.match(request);
+  if (cached) return cached;
+  const response = await fetch(request);
+  if (keepable(response)) await cache.put(request, response.clone());
+  return response;
+}
+// ---------------------------------------------------------------- end of static index files
+
 self.addEventListener("fetch", (event) => {
   const { request } = event;
   if (request.method !== "GET") return;
@@ -172,6 +199,10 @@ self.addEventListener("fetch", (event) => {
   url.hash = "";
   if (PRECACHED.has(url.href)) {
     event.respondWith(cacheFirst(request));
+    return;
+  }
+  if (isIndexFile(url)) {
+    event.respondWith(indexFile(request));
     return;
   }
   event.respondWith(networkFirst(request, request.mode === "navigate"));
@@ -188,8 +219,16 @@ async function keep(urls, scopePages) {
     .map((url) => new URL(url, self.location.href))
     .filter((url) => sameOrigin(url))
     .map((url) => ((url.hash = ""), url.href));
+  const index = await caches.open(INDEX_CACHE);
   const stored = await Promise.allSettled(
     wanted.map(async (url) => {
+      if (isIndexFile(new URL(url))) {
+        // Already fetched by the page, so from the HTTP cache; kept only if keepable.
+        const response = await fetch(url, { cache: "force-cache" });
+        if (!keepable(response)) throw new Error(`HTTP ${response.status}`);
+        await index.put(url, response);
+        return;
+      }
       const response = await fetch(url);
       if (!response.ok || response.type !== "basic") throw new Error(`HTTP ${response.status}`);
       if (!mayKeep(response)) {

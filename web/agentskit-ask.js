@@ -305,7 +305,7 @@ function activated(registration) {
 }
 
 function keptURLs(element) {
-  const urls = [location.href, import.meta.url];
+  const urls = [location.href, import.meta.url, ...fetchedIndexFiles()];
   const knowledge = element.getAttribute("knowledge");
   if (knowledge) urls.push(new URL(knowledge, document.baseURI).href);
   for (const link of document.querySelectorAll('link[rel~="stylesheet"][href], link[rel~="icon"][href]')) {
@@ -349,6 +349,50 @@ async function keepOffline(element) {
 }
 // ---------------------------------------------------------------- end of the offline cache
 
+// ---------------------------------------------------------------- static answers
+// A site built with the MkDocs plugin or the Sphinx extension publishes its search index
+// split into content-hashed files beside these assets, and the build writes the
+// manifest's path (relative to this file) into STATIC_INDEX below. An <agentskit-ask>
+// without `endpoint` then answers in the page from that index (no server needed); with
+// an `endpoint`, the backend answers and the index is its fallback. The manifest is
+// fetched when a reader shows intent, while the runtime boots, so the first question
+// does not wait for it (the page's Python asks for the same URL and gets the cached copy).
+
+const STATIC_INDEX = /* agentskit:static-index */ null;
+
+function staticIndexURL() {
+  return STATIC_INDEX ? new URL(STATIC_INDEX, BASE) : null;
+}
+
+// What answers this element: "static" without an endpoint when an index is published,
+// else "backend" (the Python widget sets the same value once it has mounted).
+function answersOf(element) {
+  const protocol = (element.getAttribute("protocol") || "ask").trim().toLowerCase();
+  const named = (element.getAttribute("endpoint") || "").trim() !== "";
+  return STATIC_INDEX && protocol !== "turn" && !named ? "static" : "backend";
+}
+
+function prefetchStaticIndex(element) {
+  const url = staticIndexURL();
+  if (!url || shared.indexPrefetch || answersOf(element) !== "static") return;
+  shared.indexPrefetch = fetch(url, { credentials: "same-origin", cache: "force-cache" }).then(
+    (response) => response.arrayBuffer(), // read whole, so the HTTP cache holds it
+    () => null, // offline: the widget says so when a question needs it
+  );
+}
+
+// The index files this page fetched so far (Resource Timing): the offline cache keeps them.
+function fetchedIndexFiles() {
+  const url = staticIndexURL();
+  if (!url) return [];
+  const folder = new URL(".", url).href;
+  return performance
+    .getEntriesByType("resource")
+    .map((entry) => entry.name)
+    .filter((name) => name.startsWith(folder));
+}
+// ---------------------------------------------------------------- end of static answers
+
 // ---------------------------------------------------------------- the element
 
 class AskElement extends HTMLElement {
@@ -371,6 +415,7 @@ class AskElement extends HTMLElement {
     this.#strings = stringsOf(this);
     this.#layout = choice(this, "layout", LAYOUTS);
     this.#draw();
+    this.dataset.answers = answersOf(this);
     this.#setState("idle", this.#strings.idle);
     if (!performance.getEntriesByName("agentskit:shell").length) {
       performance.mark("agentskit:shell");
@@ -400,6 +445,7 @@ class AskElement extends HTMLElement {
       this.#returnFocus = document.activeElement;
       dialog.showModal();
     }
+    prefetchStaticIndex(this);
     this.#start();
     if (this.dataset.mounted !== undefined) {
       this.dispatchEvent(new CustomEvent("agentskit:open"));
@@ -488,7 +534,10 @@ class AskElement extends HTMLElement {
   }
 
   #onIntent() {
-    const start = () => this.#start();
+    const start = () => {
+      prefetchStaticIndex(this); // intent only: boot="idle"/"eager" fetch no index early
+      this.#start();
+    };
     for (const name of ["pointerenter", "focusin", "touchstart", "keydown"]) {
       this.addEventListener(name, start, { once: true, passive: true });
     }
@@ -512,6 +561,7 @@ class AskElement extends HTMLElement {
     input.readOnly = true;
     if (this.#progressText) this.#say(this.#progressText);
     else status.textContent = this.#strings.kept;
+    prefetchStaticIndex(this);
     this.#start();
   }
 
@@ -616,6 +666,10 @@ if (!customElements.get(ELEMENT)) customElements.define(ELEMENT, AskElement);
 
 globalThis.agentskitAsk ??= Object.freeze({
   assets: ASSETS,
+  /** The static index manifest's URL when the site published one, else null. */
+  staticIndex: STATIC_INDEX ? new URL(STATIC_INDEX, BASE).href : null,
+  /** True once a reader's intent started the index's prefetch (the widget may then warm). */
+  staticIndexWanted: () => Boolean(shared.indexPrefetch),
   /** The runtime promise once started (tests and page scripts), else null. */
   runtime: () => shared.runtime,
 });

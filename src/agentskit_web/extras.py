@@ -32,6 +32,7 @@ COMMAND_EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "ask": ("server",),
     "turn": ("server",),
     "serve": ("server",),
+    "preview": ("server",),
     "demo": ("server", "build"),
     "build": ("build",),
     "assets": ("build",),

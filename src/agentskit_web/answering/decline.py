@@ -22,14 +22,23 @@ from .inverted_index import Hits, Phrase
 from .query_terms import TermGroup
 from .text_terms import WORD
 
-NOT_FOUND_COVERAGE: Final = 0.41
+NOT_FOUND_COVERAGE: Final = 0.39
 """The best passages (COVERAGE_PASSAGES_PER_PART per part of the question) must hold at
 least this share of the question's words, weighted by how rare each is in the docs
-(IDF), or the question is declined as not answered. Calibrated on the tuning split of
-fixtures/answers_eval.json (make bench, answers): every value above 0.390 and up to
-0.426 declines and keeps the same questions there (the highest declined unanswerable
-question covers 0.390, the lowest kept answerable one 0.426); 0.41 is the middle of
-that gap."""
+(IDF), or the question is declined as not answered.
+
+Calibrated on the tuning halves of all three evals together (our docs, Pydantic,
+Starlette: fixtures/answers_eval*.json, `python -m agentskit_web.bench answers`), never
+on the held-out halves. The measure is each corpus's balanced accuracy of the decline,
+(declined unanswerable + kept answerable) / 2; a value is allowed only if no corpus
+scores lower than with the former 0.41 (calibrated on our docs alone), and among those
+the mean over the three is highest. That holds for every value above 0.3880 (the
+highest coverage of an unanswerable question of our docs that only coverage declines)
+and up to 0.3916 (the lowest coverage of a Pydantic question that ranks a right section
+in the top three when not declined); 0.39 is the middle of that gap. The gap is
+narrow: on the tuning halves the coverage of answerable and unanswerable questions
+overlaps widely on the two real corpora (see docs/design/answer-eval.md, "Calibrating
+the decline on three corpora")."""
 
 COVERAGE_PASSAGES_PER_PART: Final = 1
 """Coverage counts a word found in any of the best (this many x the question's parts,

@@ -2,8 +2,9 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale`
-(scale.py) and `index` (index.py); `make bench` runs them all.
+`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale` (scale.py)
+and `index` (index.py); `make bench` runs them all. `snapshot` (snapshot.py) is an
+experiment (issue 25), run by hand, not by `make bench`.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
@@ -80,8 +81,12 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
         _section("embed", "embed_command"),
     ),
+    "snapshot": (
+        "experiment: boot from a Pyodide memory snapshot (own options: snapshot -h)",
+        _section("snapshot", "main"),
+    ),
 }
-OWN_OPTIONS = frozenset({"answers", "static"})
+OWN_OPTIONS = frozenset({"answers", "snapshot", "static"})
 """Sections that parse their own command line (everything after the section name)."""
 
 

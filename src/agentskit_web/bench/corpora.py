@@ -17,8 +17,8 @@ corpus; the built site is cached there too, keyed by a hash of every corpus
 file, the config and the MkDocs/Material versions, so a second run is quick.
 
 `index_built_site` turns a built site into index chunks. It is the one place
-that says how: today the reference backend's HTML section parser over each
-page's article; `agentskit_web.indexing.index_site` replaces it when it lands.
+that says how: `agentskit_web.indexing.site.index_site`, the reader the
+product ships (see docs/design/site-index.md).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import yaml
 
 from ..answering.chunk import Chunk
 from ..docs_text import directory_page_path
-from ..indexing.docs_folder import chunk_page, parse_html
+from ..indexing.site import index_site
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
 DEFAULT_CORPORA: Final = PROJECT_ROOT.parent / "shared" / "corpora"
@@ -277,28 +277,13 @@ def published_sections(site_dir: Path) -> dict[str, str]:
 
 
 def index_built_site(site_dir: Path) -> list[Chunk]:
-    """The index chunks of a built site: the one function to switch to `index_site`.
+    """The index chunks of a built site, read by the reader the product ships.
 
-    Each page's article is parsed by the reference backend's HTML section parser.
-    Headings keep the ids MkDocs gave them; the section under the page's h1 is
-    its top section, cited without an anchor; a heading MkDocs gave no id (raw
-    HTML `<h3>` in the Markdown) cannot be linked, so its text is cited as part of
-    the section around it (the last heading with an id before it).
+    `agentskit_web.indexing.site.index_site` is what `agentskit-web index` runs
+    on a site owner's build: it finds each page's content by its theme, keeps
+    the heading ids the generator gave, and cites text under a heading without
+    an id as part of the section around it. The eval reads the corpus through
+    it (and the wire model's round trip) so the figures are those of the index
+    a site would ship, not of a reader only the bench uses.
     """
-    chunks: list[Chunk] = []
-    for path, file in site_pages(site_dir):
-        html = article_html(file.read_text(encoding="utf-8"))
-        ids = {anchor for _, anchor in _heading_ids(html)}
-        fallback = path.strip("/").rsplit("/", 1)[-1] or "Home"
-        page = parse_html(html, fallback)
-        current: str | None = None
-        seen_h1 = False
-        for section in page.sections:
-            if section.level == 1 and not seen_h1:
-                seen_h1 = True
-                current = None
-            elif section.anchor in ids:
-                current = section.anchor
-            section.anchor = current
-        chunks.extend(chunk_page(page, path))
-    return chunks
+    return [chunk.to_chunk() for chunk in index_site(site_dir).chunks]

@@ -16,8 +16,9 @@ and a generated site of 2,000 pages for scale):
 The real corpora are built with MkDocs + Material and read as published
 (bench/corpora.py, the build the `answers` section caches in .cache/corpora),
 and asked their eval files' questions; our docs are read as the demo backend
-reads them. The browser timing of the same index is the page's part of this
-section (bench/page/).
+reads them. The browser part (bench/static_browser.py) times the same kind of
+index in Chromium on the Starlette site: question -> first answer painted with the
+runtime warm beside serve-ask on loopback, and the bytes the browser fetched.
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ GROWTH_GOAL: Final = 2.0
 DISK_GOAL_SHARE: Final = 0.40
 AGREEMENT_GOAL: Final = 0.98
 SEARCH_P50_GOAL_MS: Final = 10.0
+BROWSER_RUNS: Final = 3
+"""Runs of the browser part (each boots the widget twice and asks its questions)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +277,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agentskit-web bench static")
     parser.add_argument("--corpora", type=Path, default=default_corpora())
     parser.add_argument("--pages", type=int, default=GENERATED_PAGES)
+    parser.add_argument(
+        "--browser-runs",
+        type=int,
+        default=BROWSER_RUNS,
+        help="runs of the browser part (Starlette in Chromium, beside serve-ask); 0 skips it",
+    )
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     root = args.corpora if args.corpora is not None and args.corpora.is_dir() else None
     if root is None:
@@ -285,6 +294,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     for corpus in found:  # each corpus printed as soon as measured (a slow machine)
         figures.append(measure(corpus))
         print(format_corpus(figures[-1], figures[0]), flush=True)
+    if args.browser_runs > 0:
+        from .static_browser import StaticBenchError, format_static_browser, run_static_browser
+
+        starlette = root / "starlette" if root is not None else None
+        if starlette is None:
+            print("static (browser): no corpora, so no Starlette site to time in the browser")
+            return 0
+        try:
+            result = run_static_browser(args.browser_runs, starlette)
+        except StaticBenchError as error:
+            print(f"static (browser): {error}", file=sys.stderr)
+            return 1
+        print(format_static_browser(result))
     return 0
 
 

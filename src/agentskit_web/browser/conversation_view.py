@@ -159,9 +159,13 @@ class _MessageElement:
 
     def _note(self, message: ChatMessage) -> None:
         text = STOPPED_NOTE if message.stopped else LOCAL_NOTE if message.local else None
+        if text is None and message.in_page is not None:  # answered from the static index
+            text = self.view.text(f"{message.in_page}_note")
         if text is None or self.note is not None:
             return
         self.note = self.view.make("p", {"class": "ak-message-note"}, text)
+        if message.in_page is not None:
+            self.note.setAttribute("data-in-page", message.in_page)
         self.element.insertBefore(self.note, self.actions)
 
     def _question_actions(self) -> None:

@@ -698,10 +698,53 @@ def definition_from_config(config: WidgetConfig, notices: list[str]) -> tuple[Ch
         adapter = create_turn_adapter(endpoint=config.endpoint)
         memory = TurnMemory(adapter, memory, session_key=config.storage_key + ":session")
     else:
-        adapter = create_ask_adapter(
+        adapter = _ask_or_static_adapter(config, static_index_url())
+    return define_chat(id=config.chat_id, adapter=adapter, memory=memory), storage
+
+
+def answers_mode(config: WidgetConfig, static_index: str | None) -> str:
+    """`static` when the page answers from the site's static index (no `endpoint` named
+    and an index published), else `backend` (with the index behind it as a fallback)."""
+    if config.protocol == "ask" and not config.endpoint_set and static_index is not None:
+        return "static"
+    return "backend"
+
+
+def _ask_or_static_adapter(config: WidgetConfig, static_index: str | None) -> Any:
+    """The Ask adapter the element describes: static answers, the backend, or the backend
+    with the static index behind it (chat/static_answers.py)."""
+    if static_index is None:
+        return create_ask_adapter(
             endpoint=config.endpoint, corpus=config.corpus, persona=config.persona
         )
-    return define_chat(id=config.chat_id, adapter=adapter, memory=memory), storage
+    from ..chat.static_answers import FallbackAdapter, create_static_answers_adapter
+
+    static = create_static_answers_adapter(manifest_url=static_index)
+    if answers_mode(config, static_index) == "static":
+        return static
+    backend = create_ask_adapter(
+        endpoint=config.endpoint, corpus=config.corpus, persona=config.persona
+    )
+    return FallbackAdapter(backend, static)
+
+
+def static_index_url() -> str | None:
+    """The static index manifest the loader was told about at build time (an absolute
+    same-origin URL), or None when the site published none or there is no loader."""
+    try:
+        page = _page()
+        value = page.agentskitAsk.staticIndex
+    except Exception:  # no loader on this page (a page mounting the widget itself)
+        return None
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        target = page.URL.new(value, page.location.href)
+    except Exception:
+        return None
+    if str(target.origin) != str(page.location.origin):
+        return None  # never another origin, whatever the global says
+    return str(target.href)
 
 
 def _ensure_stylesheet(document: Any, root: Any) -> None:
@@ -761,6 +804,7 @@ async def mount(
         host, definition, settings, knowledge=knowledge, storage=storage, notices=notices
     )
     host.setAttribute("data-mounted", "")
+    host.setAttribute("data-answers", _answers_shown(definition))
     widget.input.value = typed
     if focused:
         widget.input.focus()
@@ -770,12 +814,20 @@ async def mount(
     await widget.start()
     if widget.holding and widget.conversation.messages:
         await install_later_packages()  # a restored conversation is drawn before ready
+    if getattr(definition.adapter, "answers", None) == "static":
+        warm_static_answers(widget.page, host, definition.adapter)
     if knowledge is None and settings.knowledge_url:
         # Questions wait for the artifact, so an FAQ question asked right away is still local.
         widget.conversation.knowledge_pending = spawn(
             _load_knowledge(widget, settings.knowledge_url)
         )
     return widget
+
+
+def _answers_shown(definition: ChatDefinition) -> str:
+    """`data-answers`: what answers this element's questions, as its adapter says
+    (`StaticAnswersAdapter.answers`); any other adapter is a backend."""
+    return "static" if getattr(definition.adapter, "answers", None) == "static" else "backend"
 
 
 def _with_suggestions(config: WidgetConfig, suggestions: Sequence[str]) -> WidgetConfig:
@@ -846,3 +898,28 @@ def warm_up_when_idle(page: Any) -> None:
     install_later_packages().add_done_callback(
         lambda _task: idle(create_once_callable(warm), _js_object({"timeout": 3000}))
     )
+
+
+def warm_static_answers(page: Any, host: Any, adapter: Any) -> None:
+    """Once the page is idle, import what a static answer runs and read the index's
+    manifest when the reader's intent fetched it (chat/static_answers.py `warm`), so the
+    first question pays for neither."""
+    from pyodide.ffi import create_once_callable
+
+    try:
+        wanted = bool(page.agentskitAsk.staticIndexWanted())
+    except Exception:  # no loader: nothing was prefetched, fetch nothing early
+        wanted = False
+
+    async def warm_and_say() -> None:
+        if await adapter.warm(wanted):
+            host.setAttribute("data-index", "ready")  # tests and the bench wait on it
+
+    def warm(_deadline: Any = None) -> None:
+        spawn(warm_and_say())
+
+    idle = getattr(page, "requestIdleCallback", None)
+    if idle is None:
+        warm()
+        return
+    idle(create_once_callable(warm), _js_object({"timeout": 1000}))

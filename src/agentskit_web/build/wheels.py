@@ -79,15 +79,17 @@ PAGE_FILES: Final = (
     "agentskit_web/lazy_exports.py",
     "agentskit_web/page_packages.py",
     "agentskit_web/protocol/",
+    "agentskit_web/answering/",
     "agentskit_web/chat/",
     "agentskit_web/browser/",
     "agentskit_web/transports/__init__.py",
     "agentskit_web/transports/port.py",
     "agentskit_web/transports/fetch_transport.py",
 )
-"""What a reader's page runs: the wire contracts, the chat logic, the page edge and the
-fetch transport. server/, build/, bench/, cli/ and the httpx transport never run in
-Pyodide, so the page wheel leaves them out (the CPython install keeps everything)."""
+"""What a reader's page runs: the wire contracts, the search and extractive answer
+(static answers), the chat logic, the page edge and the fetch transport. server/,
+build/, bench/, cli/ and the httpx transport never run in Pyodide, so the page wheel
+leaves them out (the CPython install keeps everything)."""
 
 BENCH_DISTRIBUTION: Final = "agentskit-web-bench"
 BENCH_FILES: Final = ("agentskit_web/bench/__init__.py", "agentskit_web/bench/page/")

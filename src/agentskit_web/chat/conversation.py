@@ -439,6 +439,7 @@ class Conversation:
         generation = self._generation
         reader = AssistantContentReader()
         pieces: list[str] = []  # joined once at the end: appending to a str is quadratic
+        source: StreamSource | None = None
         try:
             source = self._create_source(history, escalation, edit)
             self._source = source
@@ -461,6 +462,9 @@ class Conversation:
         if answer.status == "streaming":
             answer.status = "complete"
             answer.stopped = self._stop_requested
+        in_page = getattr(source, "answered_by", None)  # static answers (chat/static_answers.py)
+        if answer.status == "complete" and in_page in ("static", "fallback"):
+            answer.in_page = in_page
         self._emit(Updated(answer))
         await self._finish_turn("error" if answer.status == "error" else "idle")
 

@@ -25,6 +25,8 @@ from .view.presentation import component_fallback_text, present_chat_message
 Role = Literal["user", "assistant"]
 Status = Literal["pending", "streaming", "complete", "error"]
 Feedback = Literal["up", "down"]
+InPage = Literal["static", "fallback"]
+"""An answer made in the page from the site's static index (chat/static_answers.py)."""
 
 METADATA_KEY: Final = "agentskit"
 
@@ -40,7 +42,9 @@ class ChatMessage:
     server's plain-text reply that is an answer, not a failure ("not found in
     the docs"); `retry` says whether Retry can help an error, and
     `retry_after` how many seconds to wait first (not stored: it is a
-    moment's fact).
+    moment's fact). `in_page` marks an answer made in the page from the site's
+    static index: `static` (no backend) or `fallback` (the backend could not be
+    reached).
     """
 
     id: str
@@ -56,6 +60,7 @@ class ChatMessage:
     notice: str | None = None
     retry: bool = True
     retry_after: int | None = None
+    in_page: InPage | None = None
 
     def to_memory(self) -> dict[str, Any]:
         """The wire message for memory (PROTOCOL.md 7)."""
@@ -79,6 +84,8 @@ class ChatMessage:
             ours["notice"] = self.notice
         if not self.retry:
             ours["noRetry"] = True
+        if self.in_page is not None:
+            ours["inPage"] = self.in_page
         metadata = dict(self.extra_metadata)
         if ours:
             metadata[METADATA_KEY] = ours
@@ -104,6 +111,7 @@ class ChatMessage:
         error = ours.get("error")
         feedback = ours.get("feedback")
         notice = ours.get("notice")
+        in_page = ours.get("inPage")
         return cls(
             id=str(wire.get("id")),
             role=role,
@@ -121,6 +129,7 @@ class ChatMessage:
             if isinstance(notice, str) and notice
             else None,
             retry=ours.get("noRetry") is not True,
+            in_page=in_page if in_page in ("static", "fallback") else None,
         )
 
 

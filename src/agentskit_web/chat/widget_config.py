@@ -5,7 +5,7 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | attribute | meaning | default |
 |---|---|---|
 | `protocol` | `ask` (Ask NDJSON) or `turn` (`agentskit.chat.turn` v1 snapshots) | `ask` |
-| `endpoint` | service URL (relative stays relative) | `/api/ask`, or `/api/turn` for `turn` |
+| `endpoint` | service URL (relative stays relative) | none: the static index, else `/api/ask` |
 | `corpus`, `persona` | hints sent as query parameters | none |
 | `storage-key` | memory key | `agentskit:ask:<chat-id>` |
 | `legacy-keys` | older keys to migrate, comma or space separated | none |
@@ -19,6 +19,9 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | `strings` | UI strings to replace, a JSON object (keys: `DEFAULT_STRINGS`) | none |
 | `boot` | when the runtime loads: `intent`, `idle` or `eager` (read by the loader) | `intent` |
 | `images` | path prefix (`/assets/`) under which answer images may load | none: links |
+
+Without `endpoint`, a page whose site published a static index answers from it in the
+page (chat/static_answers.py); with no index either, `/api/ask` (`/api/turn` for `turn`).
 
 Everything here is pure and bounded: at most 8 suggestions of at most 256
 chars, blank ones dropped; an invalid value falls back to its default, so an
@@ -92,6 +95,11 @@ DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
         "cancel": "Cancel",
         "cancel_label": "Cancel the edit",
         "reconnecting": "Connection lost; reconnecting…",
+        "static_note": "Answered in your browser from this site's pages.",
+        "fallback_note": (
+            "The answer service could not be reached: answered in your browser "
+            "from this site's pages."
+        ),
         "you": "You",
         "assistant": "Assistant",
         # The loader's shell (web/agentskit-ask.js) reads these from the same attribute.
@@ -128,6 +136,9 @@ class WidgetConfig:
     """The site's replacements only; `text` falls back to DEFAULT_STRINGS."""
     image_prefix: str | None = None
     protocol: Protocol = "ask"
+    endpoint_set: bool = False
+    """Whether the element names its `endpoint`: without one, a page whose site published
+    a static index answers from it (chat/static_answers.py), else the default endpoint."""
 
     def text(self, key: str) -> str:
         """The UI string `key`: the site's replacement, else the default."""
@@ -249,8 +260,10 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
     protocol = _optional(attribute("protocol")) or "ask"
     protocol = protocol if protocol in _PROTOCOLS else "ask"
     default_endpoint = DEFAULT_TURN_ENDPOINT if protocol == "turn" else DEFAULT_ENDPOINT
+    endpoint = _optional(attribute("endpoint"))
     return WidgetConfig(
-        endpoint=_optional(attribute("endpoint")) or default_endpoint,
+        endpoint=endpoint or default_endpoint,
+        endpoint_set=endpoint is not None,
         corpus=_optional(attribute("corpus")),
         persona=_optional(attribute("persona")),
         chat_id=chat_id,

@@ -1,4 +1,4 @@
-"""`agentskit-web build | serve | demo | serve-ask | ask | turn | index | check | bench`."""
+"""`agentskit-web build|serve|demo|preview|serve-ask|ask|turn|index|check|bench`."""
 
 from __future__ import annotations
 
@@ -87,6 +87,13 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preview(args: argparse.Namespace) -> int:
+    """A built docs site (SITE_DIR) and the Ask backend answering from it, on one origin."""
+    from . import preview
+
+    return preview.main(args)
+
+
 def _serve_ask(rest: list[str]) -> int:
     from ..server import ask_serve
 
@@ -169,6 +176,24 @@ def _dispatch(argv: list[str]) -> int:
             command.add_argument(
                 "--no-build", action="store_true", help="serve dist/ as it is (make demo built it)"
             )
+
+    preview = commands.add_parser(
+        "preview",
+        help="serve a built docs site (MkDocs site/, Sphinx _build/html...) and its Ask backend",
+    )
+    preview.add_argument("site_dir", type=Path, metavar="SITE_DIR")
+    preview.add_argument("--port", type=int, default=None, help="default 8000")
+    preview.add_argument(
+        "--base-path",
+        default=None,
+        help="the path the site is published below, e.g. /docs/ (default: its index's, or /)",
+    )
+    preview.add_argument(
+        "--no-widget",
+        action="store_true",
+        help="serve pages without the widget as they are (by default the preview adds it)",
+    )
+    preview.set_defaults(run=_preview)
 
     # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.
     commands.add_parser("serve-ask", help="serve the reference Ask backend (serve-ask --help)")

@@ -23,7 +23,8 @@ BOOTS: Final = ("intent", "idle", "eager")
 LAYOUTS: Final = ("inline", "launcher")
 THEMES: Final = ("auto", "light", "dark")
 DEFAULT_ASSETS_PATH: Final = "agentskit/"
-DEFAULT_ENDPOINT: Final = "/api/ask"
+DEFAULT_ENDPOINT: Final = None
+"""No endpoint: the page answers from the site's static index (no server needed)."""
 _ABSOLUTE: Final = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|/)")
 """A URL with a scheme or a path from the host's root: written into pages as given."""
 _STORAGE_KEY: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -38,7 +39,8 @@ class EmbedConfigError(ValueError):
 class EmbedOptions:
     """The site-wide settings of the embed, already validated (see `embed_options`)."""
 
-    endpoint: str = DEFAULT_ENDPOINT
+    endpoint: str | None = DEFAULT_ENDPOINT
+    """The Ask backend; None answers in the page from the static index the build writes."""
     corpus: str | None = None
     persona: str | None = None
     boot: str = "intent"
@@ -96,7 +98,7 @@ def embed_options(settings: Mapping[str, object], prefix: str = "") -> EmbedOpti
         return default if value is None else value
 
     return EmbedOptions(
-        endpoint=_url(named("endpoint"), get("endpoint", DEFAULT_ENDPOINT)),
+        endpoint=None if get("endpoint") is None else _url(named("endpoint"), get("endpoint")),
         corpus=_pattern(
             named("corpus"), get("corpus"), _HINT, "an identifier (letters, digits, _.:-)"
         ),
@@ -144,7 +146,7 @@ def element_tag(options: EmbedOptions, relative: Callable[[str], str]) -> str:
         return relative(target) if is_site_path(target) else target
 
     attributes: dict[str, str | None] = {
-        "endpoint": link(options.endpoint),
+        "endpoint": None if options.endpoint is None else link(options.endpoint),
         "corpus": options.corpus,
         "persona": options.persona,
         "boot": options.boot,

@@ -4,7 +4,7 @@
 plugins:
   - search
   - agentskit-ask:
-      endpoint: /api/ask        # a URL, a /-rooted path, or a path inside the site
+      endpoint: /api/ask        # optional: without it, answers come from the static index
       layout: launcher          # inline (a box under each page's content) or launcher
       boot: intent              # intent, idle or eager
       corpus: docs              # optional hints sent to the backend
@@ -15,6 +15,7 @@ plugins:
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
       with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
+      index: true               # write the site's search index into the assets folder
 ```
 
 Per page: the loader's `<script type="module">` goes into `<head>` (the
@@ -23,8 +24,10 @@ element carries `site-theme` for the themes in SITE_THEMES); the
 `</body>` (launcher). Every site path is written relative to the page with
 MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
 deep and a site published under a sub-path all work. After the build, the
-assets folder is written into `site_dir`. A bad value stops `mkdocs build`
-with `Plugin 'agentskit-ask' option '...'` and the accepted values.
+assets folder is written into `site_dir`, and the built pages are indexed into
+it (index_step.py: the URLs and anchors as published, below the path of
+`site_url`), one log line saying how many pages, where and how large. A bad
+value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
 from __future__ import annotations
@@ -41,11 +44,11 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
+from ..indexing.site import SiteIndexError
 from .assets_source import assets_origin, publish_assets
 from .embed import (
     BOOTS,
     DEFAULT_ASSETS_PATH,
-    DEFAULT_ENDPOINT,
     LAYOUTS,
     THEMES,
     EmbedConfigError,
@@ -55,6 +58,7 @@ from .embed import (
     loader_path,
     loader_tag,
 )
+from .index_step import base_path_of, write_build_index
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
 SITE_THEMES: Final = frozenset({"material"})
@@ -71,7 +75,7 @@ _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     """The plugin's options in mkdocs.yml (types and choices checked by MkDocs first)."""
 
-    endpoint = c.Type(str, default=DEFAULT_ENDPOINT)
+    endpoint = c.Optional(c.Type(str))
     corpus = c.Optional(c.Type(str))
     persona = c.Optional(c.Type(str))
     boot = c.Choice(BOOTS, default="intent")
@@ -82,6 +86,7 @@ class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
     with_pyscript = c.Type(bool, default=False)
+    index = c.Type(bool, default=True)
 
 
 class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
@@ -130,6 +135,36 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
         log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+        if not self.config.index:
+            return
+        try:
+            write_build_index(
+                Path(config["site_dir"]),
+                target,
+                base_path=base_path_of(config["site_url"]),
+                site_name=config["site_name"],
+                say=log.info,
+            )
+        except SiteIndexError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
+        self._publish_static_answers(config)
+
+    def _publish_static_answers(self, config: Any) -> None:
+        """The split index beside the assets, for answers in the page (static_answers.py);
+        it reads the site index the step before wrote, so the site is indexed once."""
+        from .static_answers import publish_static_answers
+
+        try:
+            publish_static_answers(
+                Path(config["site_dir"]),
+                self.options.assets_path,
+                base_path=base_path_of(config["site_url"]),
+                required=self.options.endpoint is None,
+                say=log.info,
+                warn=log.warning,
+            )
+        except BuildError as error:
+            raise PluginError(f"agentskit-ask: {error}") from error
 
     def _element(self, page: Any) -> str:
         tag = element_tag(self.options, lambda target: get_relative_url(target, page.url))

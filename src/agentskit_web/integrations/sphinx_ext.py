@@ -2,7 +2,7 @@
 
 ```python
 extensions = ["agentskit_web.sphinx"]
-agentskit_ask_endpoint = "/api/ask"
+agentskit_ask_endpoint = "/api/ask"   # optional: without it, answers come from the static index
 agentskit_ask_layout = "launcher"     # or "inline"
 agentskit_ask_boot = "intent"         # or "idle", "eager"
 agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key
@@ -10,6 +10,7 @@ agentskit_ask_theme = "auto"
 agentskit_ask_assets_path = "agentskit/"
 agentskit_ask_assets_from = None      # a folder `agentskit-web assets` wrote
 agentskit_ask_with_pyscript = False   # also publish PyScript (docs/pyscript.md)
+agentskit_ask_index = True            # write the site's search index into the assets folder
 ```
 
 Per page (`html-page-context`): the loader's script tag and the
@@ -17,7 +18,11 @@ Per page (`html-page-context`): the loader's script tag and the
 made relative with the page's own `pathto`, so pages in sub-folders and the
 `dirhtml` builder work without configuration. Putting both in the body rather
 than in theme blocks keeps the extension independent of the theme. At
-`build-finished` the assets folder is written into the output folder. A bad
+`build-finished` the assets folder is written into the output folder and, for
+the `html` and `dirhtml` builders, the pages just written are indexed into it
+(index_step.py: the builder's own URLs and section ids, below the path of
+`html_baseurl` when it is set), one log line saying how many pages, where and
+how large. A bad
 value stops the build at `config-inited` with a ConfigError naming the setting.
 """
 
@@ -31,20 +36,21 @@ from sphinx.errors import ConfigError, ExtensionError
 from sphinx.util import logging
 
 from ..build.files import BuildError
+from ..indexing.site import SiteIndexError
 from .assets_source import assets_origin, publish_assets
 from .embed import (
     DEFAULT_ASSETS_PATH,
-    DEFAULT_ENDPOINT,
     EmbedConfigError,
     element_tag,
     embed_options,
     loader_path,
     loader_tag,
 )
+from .index_step import base_path_of, write_build_index
 
 PREFIX: Final = "agentskit_ask_"
 SETTINGS: Final[dict[str, object]] = {
-    "endpoint": DEFAULT_ENDPOINT,
+    "endpoint": None,
     "corpus": None,
     "persona": None,
     "boot": "intent",
@@ -55,8 +61,11 @@ SETTINGS: Final[dict[str, object]] = {
     "assets_path": DEFAULT_ASSETS_PATH,
     "assets_from": None,
     "with_pyscript": False,
+    "index": True,
 }
 HTML_FORMATS: Final = ("html",)
+INDEXED_BUILDERS: Final = ("html", "dirhtml")
+"""The builders whose output is a browsable site with the URLs the index cites."""
 log = logging.getLogger(__name__)
 
 
@@ -77,6 +86,8 @@ def _validate(app: Sphinx, config: Any) -> None:
             f"{PREFIX}with_pyscript: expected True or False, "
             f"got {app.config.agentskit_ask_with_pyscript!r}"
         )
+    if not isinstance(app.config.agentskit_ask_index, bool):
+        raise ConfigError(f"{PREFIX}index: expected True or False")
     try:  # before the pages are read: a missing source or extra is known now
         assets_origin(
             Path(app.confdir, source) if source else None,
@@ -118,6 +129,37 @@ def _publish(app: Sphinx, exception: BaseException | None) -> None:
     except BuildError as error:
         raise ExtensionError(f"agentskit-ask: {error}") from error
     log.info("agentskit-ask: assets written to %s (%s)", target, origin)
+    if not app.config.agentskit_ask_index or app.builder.name not in INDEXED_BUILDERS:
+        return
+    try:
+        write_build_index(
+            Path(app.outdir),
+            target,
+            base_path=base_path_of(app.config.html_baseurl),
+            site_name=app.config.project,
+            say=log.info,
+        )
+    except SiteIndexError as error:
+        raise ExtensionError(f"agentskit-ask: {error}") from error
+    _publish_static_answers(app, options.assets_path, required=options.endpoint is None)
+
+
+def _publish_static_answers(app: Sphinx, assets_path: str, *, required: bool) -> None:
+    """The split index beside the assets, for answers in the page (static_answers.py); it
+    reads the site index the step before wrote, so the site is indexed once."""
+    from .static_answers import publish_static_answers
+
+    try:
+        publish_static_answers(
+            Path(app.outdir),
+            assets_path,
+            base_path=base_path_of(app.config.html_baseurl),
+            required=required,
+            say=log.info,
+            warn=log.warning,
+        )
+    except BuildError as error:
+        raise ExtensionError(f"agentskit-ask: {error}") from error
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -1,5 +1,12 @@
 """Run the reference Ask backend with uvicorn: `agentskit-web serve-ask` / `serve_ask(...)`.
 
+What it answers from (server/site_source.py): a built site (`--site-dir`: the
+index file the MkDocs plugin or Sphinx extension wrote there, or the folder's
+HTML indexed at start-up), an index file (`--index`), or a folder of
+Markdown/HTML sources (`--docs`, the default `docs/`). The site config is
+optional: `--site FILE`, else `site.json` inside the `--docs` folder, else one
+derived from the site's name (said in one line at start-up).
+
 Everything is validated before the socket opens: a bad site config, a missing
 docs folder, a bearer mode without tokens or an OpenAI-compatible generator
 without its key stop start-up with one clear line (exit status 2), never a
@@ -35,7 +42,9 @@ from .ask_app import (
     ASK_MAX_STREAMS_PER_CLIENT,
     DEFAULT_PATH,
     SiteConfigError,
+    SiteSettings,
     create_ask_app,
+    load_site_config,
 )
 from .auth import Authenticator, anonymous, bearer_tokens, load_token_file
 from .connection_guard import REQUEST_READ_TIMEOUT_SECONDS, guarded_h11_protocol
@@ -61,6 +70,14 @@ from .rate_limit import (
     TokenBucketLimiter,
 )
 from .retrieval import IndexRetriever
+from .site_source import (
+    SiteSource,
+    chunk_retriever,
+    derived_site_config,
+    from_docs_folder,
+    from_index_file,
+    from_site_dir,
+)
 from .static import bind_socket
 from .turn_app import DEFAULT_TURN_PATH, mount_turn
 from .turn_store import TURN_STORE_MAX_SESSIONS_TOTAL, TurnSessionKey, TurnSessionStore
@@ -85,8 +102,15 @@ class StartupError(RuntimeError):
 class AskServeConfig:
     """Everything `serve_ask` needs; the CLI fills it from flags."""
 
-    site: Path = Path("docs/site.json")
+    site: Path | None = None
+    """The site config; None: `site.json` in `docs` when answering from it, else derived."""
     docs: Path = Path("docs")
+    site_dir: Path | None = None
+    """A built site to answer from (takes the place of `docs`)."""
+    index_file: Path | None = None
+    """A site index file to answer from (takes the place of `docs` and `site_dir`)."""
+    base_path: str | None = None
+    """Where `site_dir` is published (None: its index file's, else `/`)."""
     path: str = DEFAULT_PATH
     turn_path: str = DEFAULT_TURN_PATH
     auth: str = "anonymous"
@@ -222,10 +246,12 @@ def build_app(config: AskServeConfig) -> Starlette:
         raise StartupError("--shutdown-deadline must be >= 0 seconds.")
     rate_limiter, auth_failure_limiter = _limiters(config)
     try:
+        source = answer_source(config)
+        site, notes = site_settings(config, source)
         app = create_ask_app(
-            config.site,
-            config.docs,
+            site,
             path=config.path,
+            retriever=chunk_retriever(source.chunks, synonyms=site.synonyms),
             generator=_generator(config),
             authenticate=_authenticator(config),
             rate_limiter=rate_limiter,
@@ -236,7 +262,6 @@ def build_app(config: AskServeConfig) -> Starlette:
                 max_sessions_per_subject=config.max_sessions_per_subject,
             ),
             metrics=metrics,
-            docs_exclude=config.exclude,
             cors_origins=config.cors_origins,
             max_streams_per_client=config.max_streams_per_client,
             body_timeout=config.body_timeout,
@@ -261,7 +286,36 @@ def build_app(config: AskServeConfig) -> Starlette:
         routes={config.path: "ask", config.turn_path: "turn"},
         prefixes={config.turn_path.rstrip("/") + "/": "turn_resume"},
     )
+    app.state.source = source
+    app.state.startup_notes = notes
     return app
+
+
+def answer_source(config: AskServeConfig) -> SiteSource:
+    """The chunks to answer from: `index_file`, else `site_dir`, else `docs` (SiteSourceError)."""
+    if config.index_file is not None and config.site_dir is not None:
+        raise StartupError("Give --index or --site-dir, not both.")
+    if config.index_file is not None:
+        return from_index_file(config.index_file)
+    if config.site_dir is not None:
+        return from_site_dir(config.site_dir, base_path=config.base_path)
+    return from_docs_folder(config.docs, config.exclude)
+
+
+def site_settings(config: AskServeConfig, source: SiteSource) -> tuple[SiteSettings, list[str]]:
+    """The site config given, or `site.json` beside the Markdown, or one derived (with a note)."""
+    site_file = config.site
+    if site_file is None and config.site_dir is None and config.index_file is None:
+        beside = config.docs / "site.json"
+        site_file = beside if beside.is_file() else None
+    if site_file is not None:
+        return load_site_config(site_file), []
+    derived = load_site_config(derived_site_config(source.site_name))
+    note = (
+        f'No site config: answering as "{derived.assistant_name}" from one corpus '
+        f"({derived.corpus_id}); --site FILE sets the names, limits and synonyms."
+    )
+    return derived, [note]
 
 
 def uvicorn_config(
@@ -323,8 +377,13 @@ def serve_ask(
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     shown_host = f"[{host}]" if ":" in host else host
+    source: SiteSource = app.state.source
+    # The URL first: scripts (the bench, the tests) read it from the first line.
     print(f"Ask backend: http://{shown_host}:{bound_port}{config.path}", flush=True)
     print(f"Turn endpoint: http://{shown_host}:{bound_port}{config.turn_path}", flush=True)
+    print(f"Answering from {source.origin} ({source.pages} pages).", flush=True)
+    for note in app.state.startup_notes:
+        print(note, flush=True)
     # uvicorn cancels what is left SHUTDOWN_FLUSH_SECONDS after the drain deadline.
     grace = math.ceil(config.shutdown_deadline + SHUTDOWN_FLUSH_SECONDS)
     settings = uvicorn_config(app, config, log_level=log_level, timeout_graceful_shutdown=grace)
@@ -341,8 +400,25 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve the reference Ask backend over a docs folder.",
     )
     add = parser.add_argument
-    add("--site", type=Path, default=Path("docs/site.json"), help="site config (JSON)")
+    add(
+        "--site",
+        type=Path,
+        default=None,
+        help="site config (JSON); default: site.json in --docs, else derived from the site",
+    )
     add("--docs", type=Path, default=Path("docs"), help="folder of Markdown/HTML pages")
+    add(
+        "--site-dir",
+        type=Path,
+        default=None,
+        help="a built site (MkDocs site/, Sphinx _build/html...): answer citing its URLs",
+    )
+    add("--index", type=Path, default=None, help="a site index file (agentskit-web index)")
+    add(
+        "--base-path",
+        default=None,
+        help="the path --site-dir is published below, e.g. /docs/ (default: its index's, or /)",
+    )
     add("--host", default="127.0.0.1")
     add("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port")
     add("--path", default=DEFAULT_PATH, help="URL path of the Ask endpoint")
@@ -433,6 +509,9 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
     return AskServeConfig(
         site=args.site,
         docs=args.docs,
+        site_dir=args.site_dir,
+        index_file=args.index,
+        base_path=args.base_path,
         path=args.path,
         turn_path=args.turn_path,
         auth=args.auth,

@@ -8,18 +8,27 @@ Nothing here imports chat/ or protocol/; chat/ imports the port from here.
 
 import sys
 
-from .port import AskTransport, AskTransportResponse, TurnTransport, header_value
+from .port import (
+    AskTransport,
+    AskTransportResponse,
+    PlatformTransport,
+    StaticFileTransport,
+    TurnTransport,
+    header_value,
+)
 
 __all__ = [
     "AskTransport",
     "AskTransportResponse",
+    "PlatformTransport",
+    "StaticFileTransport",
     "TurnTransport",
     "default_transport",
     "header_value",
 ]
 
 
-def default_transport() -> TurnTransport:
+def default_transport() -> PlatformTransport:
     """fetch in Pyodide, httpx on CPython; each imported only on the platform that runs it."""
     if sys.platform == "emscripten":
         from .fetch_transport import FetchTransport

@@ -102,8 +102,19 @@ class FetchTransport:
         """GET with `fetch` (the turn adapter's resume), streamed like `post`."""
         return await self._fetch("GET", url, headers, None)
 
+    async def get_static(self, url: str) -> FetchResponse:
+        """GET a content-hashed file with `cache: "force-cache"`: any cached copy, even a
+        stale one, is the right one (its name changes when its bytes do), so a file the
+        browser already holds costs no request, and none is needed offline."""
+        return await self._fetch("GET", url, {}, None, cache="force-cache")
+
     async def _fetch(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        cache: str | None = None,
     ) -> FetchResponse:
         import js
         from pyodide.ffi import to_js
@@ -115,7 +126,9 @@ class FetchTransport:
             "signal": controller.signal,
             "credentials": self._credentials,
         }
-        if method == "GET":
+        if cache is not None:
+            options["cache"] = cache
+        elif method == "GET":
             options["cache"] = "no-store"  # a resumed snapshot must never come from a cache
         if body is not None:
             options["body"] = body.decode("utf-8")

@@ -78,6 +78,10 @@ class HttpxTransport:
         """GET, streamed like `post` (the turn adapter's resume)."""
         return await self._send("GET", url, headers, None)
 
+    async def get_static(self, url: str) -> HttpxResponse:
+        """GET a content-hashed file (httpx keeps no cache: always the network)."""
+        return await self._send("GET", url, {}, None)
+
     async def _send(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
     ) -> HttpxResponse:

@@ -49,6 +49,19 @@ class AskTransport(Protocol):
         ...
 
 
+class StaticFileTransport(Protocol):
+    """A GET of a file whose name carries its content hash (the static index's parts).
+
+    Unlike the turn adapter's `get` (never from a cache), the file may come from
+    any cache, even a stale entry: a content-hashed name never changes meaning.
+    """
+
+    async def get_static(self, url: str) -> AskTransportResponse:
+        """GET `url` through the caches; resolves when headers are in, raises on a
+        network failure before."""
+        ...
+
+
 class TurnTransport(AskTransport, Protocol):
     """The Ask port plus a GET, which the turn adapter uses to resume a session."""
 
@@ -70,3 +83,7 @@ def header_value(headers: Mapping[str, str], name: str) -> str:
     except Exception:  # a host mapping may raise anything; treat as absent
         return ""
     return ""
+
+
+class PlatformTransport(TurnTransport, StaticFileTransport, Protocol):
+    """What each platform's transport offers: the Ask POST, the turn GET, the static GET."""

@@ -1,0 +1,72 @@
+"""`agentskit-web preview SITE_DIR`: the glue between the command line and server/preview.py.
+
+A site built with the MkDocs plugin or the Sphinx extension already embeds
+the widget and carries its assets folder. A plain folder of HTML does not;
+unless `--no-widget` is given, the preview adds the widget for the time it
+runs: the assets folder is published (integrations/assets_source.py: a
+prebuilt folder or the checkout) into a temporary folder, served at
+`/_agentskit/`, and each page is sent with the loader and a launcher
+`<agentskit-ask>` (nothing in SITE_DIR is written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..build.assets import LOADER
+from ..build.files import BuildError
+from ..integrations.assets_source import publish_assets
+from ..integrations.embed import EmbedOptions, element_tag, loader_tag
+from ..server.ask_serve import StartupError
+from ..server.preview import WIDGET_ASSETS_PATH, PreviewConfig, has_widget, serve_preview
+from ..server.static import SITE_PORT
+
+PREVIEW_LAYOUT = "launcher"
+"""The added widget floats over any theme instead of guessing where a page's content ends."""
+
+
+def widget_snippet() -> str:
+    """The script tag and the element the preview adds to a page without the widget."""
+    options = EmbedOptions(layout=PREVIEW_LAYOUT)
+    return loader_tag(WIDGET_ASSETS_PATH + LOADER) + "\n" + element_tag(options, lambda path: path)
+
+
+@contextmanager
+def preview_config(
+    site_dir: Path, base_path: str | None = None, *, widget: bool = True
+) -> Iterator[PreviewConfig]:
+    """The preview's settings; a site without the widget gets one (temporary assets folder).
+
+    Raises BuildError when the widget must be added and no assets can be published.
+    """
+    config = PreviewConfig(site_dir=site_dir, base_path=base_path)
+    if not widget or not site_dir.is_dir() or has_widget(site_dir):
+        yield config
+        return
+    with tempfile.TemporaryDirectory(prefix="agentskit-preview-") as folder:
+        publish_assets(Path(folder), None, lambda message: None)
+        config.widget_assets = Path(folder)
+        config.inject = widget_snippet()
+        yield config
+
+
+def main(args: argparse.Namespace) -> int:
+    port = SITE_PORT if args.port is None else args.port
+    try:
+        with preview_config(
+            args.site_dir.resolve(), args.base_path, widget=not args.no_widget
+        ) as config:
+            serve_preview(config, port=port)
+    except (StartupError, BuildError) as error:
+        print(f"agentskit-web preview: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(f"agentskit-web preview: cannot listen on port {port}: {reason}", file=sys.stderr)
+        return 2
+    return 0
