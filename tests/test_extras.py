@@ -155,7 +155,7 @@ def test_a_host_requirement_the_page_lacks_stops_the_build(tmp_path: Path) -> No
 SITES = ROOT / "fixtures" / "sites"
 
 
-def test_mkdocs_from_a_checkout_without_the_build_extra_stops_at_once_in_one_line(
+def test_mkdocs_without_brotli_stops_at_once_naming_the_mkdocs_extra_in_one_line(
     tmp_path: Path,
 ) -> None:
     """Before any page is built (not 20 s later in on_post_build), and no traceback."""
@@ -171,11 +171,12 @@ def test_mkdocs_from_a_checkout_without_the_build_extra_stops_at_once_in_one_lin
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if "agentskit-ask" in line]
-    assert len(errors) == 1 and "pip install 'agentskit-web[build]'" in errors[0], result.stderr
+    assert len(errors) == 1 and "pip install 'agentskit-web[mkdocs]'" in errors[0], result.stderr
+    assert "no module named 'brotli'" in errors[0]
     assert not (site / "index.html").exists(), "the pages were built before the error"
 
 
-def test_sphinx_from_a_checkout_without_the_build_extra_stops_at_config_in_one_line(
+def test_sphinx_without_brotli_stops_at_config_naming_the_sphinx_extra(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "site"
@@ -190,8 +191,8 @@ def test_sphinx_from_a_checkout_without_the_build_extra_stops_at_config_in_one_l
     assert result.returncode != 0
     assert "Configuration error" in result.stderr
     assert "ModuleNotFoundError" not in result.stderr
-    needs = "agentskit-ask: building the widget's assets from the checkout needs the [build] extra"
-    assert needs in result.stderr and "pip install 'agentskit-web[build]'" in result.stderr
+    needs = "agentskit-ask: the agentskit_web.sphinx extension needs the [sphinx] extra"
+    assert needs in result.stderr and "pip install 'agentskit-web[sphinx]'" in result.stderr
     assert not (out / "contents.html").exists()
 
 

@@ -22,8 +22,9 @@ EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "server": ("starlette", "uvicorn", "httpx", "prometheus_client"),
     "scale": ("redis",),
     "build": ("packaging", "brotli"),
-    "mkdocs": ("mkdocs",),
-    "sphinx": ("sphinx",),
+    # The plugins write the site's search index with .br copies (build/static_index.py).
+    "mkdocs": ("mkdocs", "brotli"),
+    "sphinx": ("sphinx", "brotli"),
     "testing": ("pytest", "playwright", "pytest_playwright", "starlette", "uvicorn", "httpx"),
 }
 """Import names each extra provides (tests/test_extras.py checks them against pyproject.toml)."""

@@ -44,6 +44,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
+from ..extras import MissingExtra, require
 from ..indexing.site import SiteIndexError
 from .assets_source import assets_origin, publish_assets
 from .embed import (
@@ -105,8 +106,9 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
             raise PluginError(f"agentskit-ask: {error}") from error
         source = self.config.assets_from
         try:  # before the pages are built: a missing source or extra is known now
+            require("the agentskit-ask MkDocs plugin", "mkdocs")
             assets_origin(Path(source) if source else None, with_pyscript=self.config.with_pyscript)
-        except BuildError as error:
+        except (BuildError, MissingExtra) as error:
             raise PluginError(f"agentskit-ask: {error}") from None
         return config
 

@@ -36,6 +36,7 @@ from sphinx.errors import ConfigError, ExtensionError
 from sphinx.util import logging
 
 from ..build.files import BuildError
+from ..extras import MissingExtra, require
 from ..indexing.site import SiteIndexError
 from .assets_source import assets_origin, publish_assets
 from .embed import (
@@ -89,11 +90,12 @@ def _validate(app: Sphinx, config: Any) -> None:
     if not isinstance(app.config.agentskit_ask_index, bool):
         raise ConfigError(f"{PREFIX}index: expected True or False")
     try:  # before the pages are read: a missing source or extra is known now
+        require("the agentskit_web.sphinx extension", "sphinx")
         assets_origin(
             Path(app.confdir, source) if source else None,
             with_pyscript=app.config.agentskit_ask_with_pyscript,
         )
-    except BuildError as error:
+    except (BuildError, MissingExtra) as error:
         raise ConfigError(f"agentskit-ask: {error}") from None
 
 
