@@ -30,7 +30,8 @@ def prebuilt(tmp_path: Path) -> Path:
     """A stand-in for a folder `agentskit-web assets` wrote: its loader and its manifest."""
     folder = tmp_path / "prebuilt"
     folder.mkdir()
-    (folder / "agentskit-ask.js").write_text("// loader\n", encoding="utf-8")
+    loader = "// loader\nconst STATIC_INDEX = /* agentskit:static-index */ null;\n"
+    (folder / "agentskit-ask.js").write_text(loader, encoding="utf-8")
     (folder / "assets.json").write_text("{}\n", encoding="utf-8")
     return folder
 
