@@ -263,9 +263,9 @@ def test_the_static_bench_measures_a_small_generated_site() -> None:
     assert figures.agreement == 1.0 and figures.declines_agree == 1.0
     assert len(figures.first_br) == len(questions) and len(figures.later_br) == len(questions) - 1
     assert all(size > 0 for size in figures.first_br)
-    assert len(figures.new_ms) == len(figures.fts5_ms) == len(questions)
+    assert len(figures.new_ms) == len(figures.plain_ms) == len(questions)
     table = format_figures([figures, dataclasses.replace(figures)])
-    assert "goal <= 150" in table and "growth over [tiny]" in table and "FTS5 (main)" in table
+    assert "goal <= 150" in table and "growth over [tiny]" in table and "plain BM25" in table
 
 
 def test_the_parts_per_manifest_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,9 +32,9 @@ For each retrieval under test, over the same SQLite index of the same corpus:
 The shipped retrieval is `SearchIndex.search` (answering/, pure Python); its
 peer is plain BM25 over the same index (`SearchIndex.search_plain_bm25`):
 every word OR-ed, equal field weights, the index's own Porter stemming but no
-stopwords, prefixes, query expansion, floor or threshold. Beside them, the
-same two over the FTS5 search that shipped before (`fts5_baseline`, rows
-"main (FTS5)" and "plain FTS5 BM25"), over the same chunks in the same run.
+stopwords, prefixes, query expansion, floor or threshold, in the same run.
+(The FTS5 engine this replaced scored the same on every split; see
+docs/design/answering.md.)
 Every figure is printed for the tuning split, the held-out split (never looked
 at while tuning) and both.
 """
@@ -55,11 +55,10 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..answering.chunk import Chunk, Passage
+from ..answering.chunk import Passage
 from ..answering.extractive import NoQuotableText, compose_extractive_answer
 from ..answering.ranking import SearchIndex
 from ..server.retrieval import index_folder
-from .fts5_baseline import DocsIndex
 
 PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
 FIXTURES: Final = PROJECT_ROOT / "fixtures"
@@ -78,7 +77,7 @@ ANSWER_SOURCES: Final = 4
 """Passages the extractive answer quotes from: the demo site's `maxSources` (docs/site.json)."""
 RECALL_CUTOFFS: Final = (1, 3)
 SPLITS: Final = ("tuning", "heldout")
-RANKERS: Final = ("shipped", "plain BM25", "main (FTS5)", "plain FTS5 BM25")
+RANKERS: Final = ("shipped", "plain BM25")
 
 Split = Literal["tuning", "heldout"]
 Needs = Literal["any", "all", "none"]
@@ -314,16 +313,6 @@ def build_index(eval_set: EvalSet, root: Path = PROJECT_ROOT) -> SearchIndex:
     )
 
 
-def build_baseline_index(index: SearchIndex, synonyms: Sequence[Sequence[str]] = ()) -> DocsIndex:
-    """The same chunks in the FTS5 search that shipped before answering/ (the baseline)."""
-    baseline = DocsIndex(synonyms=synonyms)
-    baseline.add(
-        Chunk(p.path, p.anchor, p.page_title, p.heading, p.text, p.code)
-        for p in index.all_passages()
-    )
-    return baseline
-
-
 def expected_sections(eval_set: EvalSet) -> set[str]:
     """Every section some question of the set expects."""
     return {section for question in eval_set.questions for section in question.expected}
@@ -375,18 +364,11 @@ def run_eval(
     """Score the shipped retrieval and the plain BM25 peer over the same index."""
     eval_set = eval_set or load_eval_set()
     index, notes = corpus_index(eval_set, corpora)
-    synonyms = site_synonyms() if isinstance(eval_set.corpus, ProjectDocs) else ()
-    baseline = build_baseline_index(index, synonyms)
-    try:
-        rankers: dict[str, Ranker] = {
-            RANKERS[0]: index.search,
-            RANKERS[1]: index.search_plain_bm25,
-            RANKERS[2]: baseline.search,
-            RANKERS[3]: baseline.search_plain_bm25,
-        }
-        outcomes = {n: run_ranker(r, eval_set.questions) for n, r in rankers.items()}
-    finally:
-        baseline.close()
+    rankers: dict[str, Ranker] = {
+        RANKERS[0]: index.search,
+        RANKERS[1]: index.search_plain_bm25,
+    }
+    outcomes = {n: run_ranker(r, eval_set.questions) for n, r in rankers.items()}
     scores = {n: split_scores(found) for n, found in outcomes.items()}
     return EvalResult(scores, outcomes, index.size, name, notes)
 
