@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from playwright.sync_api import BrowserContext, Page, Request, expect
 
+from agentskit_web.build.docs_pages import published_sources
 from agentskit_web.server.demo_server import DemoServer
 from e2e_support import Watch, ask, running_demo, settled, wait_for_state
 
@@ -85,7 +86,9 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     asked = _ask_requests(context)
     page.goto(demo.url + "/")
     _ready(page)
-    expect(page.locator("nav.site-nav a")).to_have_count(9)  # home + the eight docs pages
+    # home + every published docs page
+    pages = len(published_sources(Path(__file__).resolve().parents[1] / "docs"))
+    expect(page.locator("nav.site-nav a")).to_have_count(1 + pages)
 
     # 1. A question about the docs streams: text shows while the answer is still open.
     ask(page, DOCS_QUESTION)

@@ -101,10 +101,13 @@ def serve(folder: Path, watch: Watch) -> Iterator[object]:
 
 
 def pyscript_answer(page: Page, question: str) -> str:
+    answers = page.locator("#ask .ak-assistant")
+    before = answers.count()  # read .last only once the new answer is in the DOM
     field = page.locator("#ask .ak-input")
     field.fill(question)
     field.press("Enter")
-    answer = page.locator("#ask .ak-assistant").last
+    expect(answers).to_have_count(before + 1, timeout=30_000)
+    answer = answers.nth(before)
     expect(answer).to_have_attribute("data-status", "complete", timeout=30_000)
     return answer.inner_text()
 

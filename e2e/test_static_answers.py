@@ -320,6 +320,10 @@ def test_static_answers_run_under_the_strict_policy(
 # -------------------------------------------------------------------- offline
 
 
+KEPT_PARTS_TIMEOUT_MS = 15_000
+"""How long the worker may take to store the parts an answer fetched."""
+
+
 class TestOffline:
     @pytest.fixture
     def context(self, browser: Browser, watch: Watch) -> Iterator[BrowserContext]:
@@ -359,11 +363,20 @@ class TestOffline:
         expect(page.locator("agentskit-ask")).to_have_attribute(
             "data-offline", "ready", timeout=OFFLINE_READY_MS
         )
-        cached = page.evaluate(
-            "caches.open('agentskit-ask:index').then((c) => c.keys())"
-            ".then((keys) => keys.map((k) => new URL(k.url).pathname))"
+        # Parts fetched before the worker controlled the page are handed to it with the keep
+        # message, the others as they pass through it: wait (bounded) until both have landed.
+        fetched = sorted(set(index_requests(host)))
+        kept_all = page.wait_for_function(
+            """(wanted) => caches.open('agentskit-ask:index').then((c) => c.keys()).then(
+                (keys) => {
+                  const got = keys.map((k) => new URL(k.url).pathname).sort();
+                  return JSON.stringify(got) === JSON.stringify(wanted) ? got : null;
+                })""",
+            arg=fetched,
+            timeout=KEPT_PARTS_TIMEOUT_MS,
         )
-        assert sorted(cached) == sorted(set(index_requests(host))), "the fetched parts are kept"
+        cached = kept_all.json_value()
+        assert sorted(cached) == fetched, "the fetched parts are kept"
         # What the other question needs first is not among them (the engine says so).
         manifest = next(p for p in cached if re.search(r"/agentskit-static\.[0-9a-f]+\.json$", p))
         search = StaticSearch((host.root / manifest.lstrip("/")).read_bytes())
