@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -324,6 +325,24 @@ KEPT_PARTS_TIMEOUT_MS = 15_000
 """How long the worker may take to store the parts an answer fetched."""
 
 
+def kept_parts_within(page: Page, wanted: list[str], timeout_ms: int) -> list[str]:
+    """The paths in the worker's index cache once they are ``wanted``, or as last seen.
+
+    Polled from Python, each read awaited in the page: the cache fills from two paths (the
+    keep message and the worker's own fetches), so one read is not enough, and the caller's
+    assertion then names what was missing rather than a timeout.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        got: list[str] = page.evaluate(
+            """() => caches.open('agentskit-ask:index').then((c) => c.keys()).then(
+                (keys) => keys.map((k) => new URL(k.url).pathname).sort())"""
+        )
+        if sorted(got) == wanted or time.monotonic() >= deadline:
+            return got
+        page.wait_for_timeout(100)
+
+
 class TestOffline:
     @pytest.fixture
     def context(self, browser: Browser, watch: Watch) -> Iterator[BrowserContext]:
@@ -366,16 +385,7 @@ class TestOffline:
         # Parts fetched before the worker controlled the page are handed to it with the keep
         # message, the others as they pass through it: wait (bounded) until both have landed.
         fetched = sorted(set(index_requests(host)))
-        kept_all = page.wait_for_function(
-            """(wanted) => caches.open('agentskit-ask:index').then((c) => c.keys()).then(
-                (keys) => {
-                  const got = keys.map((k) => new URL(k.url).pathname).sort();
-                  return JSON.stringify(got) === JSON.stringify(wanted) ? got : null;
-                })""",
-            arg=fetched,
-            timeout=KEPT_PARTS_TIMEOUT_MS,
-        )
-        cached = kept_all.json_value()
+        cached = kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS)
         assert sorted(cached) == fetched, "the fetched parts are kept"
         # What the other question needs first is not among them (the engine says so).
         manifest = next(p for p in cached if re.search(r"/agentskit-static\.[0-9a-f]+\.json$", p))
