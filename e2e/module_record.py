@@ -51,7 +51,8 @@ import {{ loadPyodide as upstream, version }} from "./pyodide.mjs{RECORD_QUERY}"
 export {{ version }};
 export async function loadPyodide(options) {{
   const pyodide = await upstream(options);
-  pyodide.runPython({RECORDER!r});
+  // Pages only: the boot snapshot's worker (snapshot="keep") has no binding to report to.
+  if (typeof window !== "undefined") pyodide.runPython({RECORDER!r});
   return pyodide;
 }}
 """

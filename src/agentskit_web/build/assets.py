@@ -190,6 +190,10 @@ def _runtime_members(runtime: RuntimeInput) -> dict[str, bytes]:
     return members
 
 
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def assets_object(
     runtime_dir: str, stylesheet: str, members: Mapping[str, bytes], page_wheels: Iterable[str]
 ) -> dict[str, object]:
@@ -202,7 +206,11 @@ def assets_object(
         "runtime": runtime_dir,
         "stylesheet": stylesheet,
         "packages": [PAGE_PACKAGE],
-        "files": [{"name": name, "size": len(members[name])} for name in prefetch],
+        # sha256 per file: the loader keys a kept boot snapshot by them (snapshot="keep").
+        "files": [
+            {"name": name, "size": len(members[name]), "sha256": _sha256(members[name])}
+            for name in prefetch
+        ],
         "serviceWorker": SERVICE_WORKER,
     }
 
