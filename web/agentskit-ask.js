@@ -549,6 +549,7 @@ async function makeInWorker() {
       worker.postMessage({ key });
     });
     if (reply.error) throw new Error(reply.error);
+    performance.mark("agentskit:snapshot-kept");
     setSnapshotState("kept");
   } catch (error) {
     setSnapshotState("unavailable");

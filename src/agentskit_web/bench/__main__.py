@@ -126,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
                 default=3,
                 help="runs of the PyScript page vs the plain embed sub-figure (0: skip it)",
             )
+            section.add_argument(
+                "--snapshot-runs",
+                type=int,
+                default=3,
+                help='runs of the boot snapshot (snapshot="keep") sub-figure: intent -> ready '
+                "cold/warm/restored and a question typed at intent + 2 s (0: skip it)",
+            )
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] and arguments[0] in OWN_OPTIONS:
         import importlib

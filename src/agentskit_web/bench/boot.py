@@ -12,6 +12,10 @@ caches) and warm (the same context, reloaded):
   (the `.br` copy our servers send; raw where there is none).
 Raw and widget runs alternate so background load hits both alike.
 
+A sub-figure (bench/snapshot_boot.py; `--snapshot-runs N`, 0 to skip) measures the opt-in
+boot snapshot: intent -> ready cold, warm and restored, and a question typed at intent + 2 s
+to its first answer text, each next to the raw page of the same runs.
+
 A sub-figure (bench/pyscript_boot.py; `--pyscript-runs N`, 0 to skip) times the
 PyScript page of docs/pyscript.md next to the plain embed, from one assets folder
 written with `--with-pyscript`.
@@ -348,6 +352,10 @@ def boot_command(args: argparse.Namespace) -> int:
             from .pyscript_boot import run_pyscript_boot
 
             print("\n".join(run_pyscript_boot(args.pyscript_runs, session)))
+        if args.snapshot_runs > 0:
+            from .snapshot_boot import run_snapshot_boot
+
+            print(run_snapshot_boot(args.snapshot_runs, session), flush=True)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
