@@ -140,14 +140,9 @@ def reader(browser: Browser, dist: Path) -> Iterator[Reader]:
         assert not watch.service_workers, f"service workers started: {watch.service_workers}"
 
 
-def _boot_wheels(watch: Watch, since: int) -> list[str]:
-    """Wheels requested since `since` but markdown-it's, which installs after ready."""
-    later = ("markdown_it_py-", "mdurl-")
-    return [
-        url
-        for url in watch.requests[since:]
-        if url.endswith(".whl") and not url.rsplit("/", 1)[-1].startswith(later)
-    ]
+def _wheels(watch: Watch, since: int) -> list[str]:
+    """Wheels requested since `since`."""
+    return [url for url in watch.requests[since:] if url.endswith(".whl")]
 
 
 def test_a_second_visit_restores_the_snapshot_and_pydantic_core_works(
@@ -159,7 +154,7 @@ def test_a_second_visit_restores_the_snapshot_and_pydantic_core_works(
     page = visit.page
     assert page.evaluate(SNAPSHOT_STATE) == "restored"
     assert "agentskit:snapshot-restored" in page.evaluate(MARKS)
-    assert _boot_wheels(reader.watch, since) == [], "the restore installed the wheels again"
+    assert _wheels(reader.watch, since) == [], "the restore installed wheels again"
     page.wait_for_selector(
         "html[data-conformance=done], html[data-conformance=error]",
         state="attached",
@@ -234,7 +229,7 @@ def test_a_changed_wheel_hash_boots_normally_and_replaces_the_snapshot(reader: R
         visit = reader.visit()
         marks = visit.page.evaluate(MARKS)
         assert "agentskit:snapshot-restored" not in marks and "agentskit:snapshot-failed" not in marks
-        assert _boot_wheels(reader.watch, since), "no normal boot: no wheel was installed"
+        assert _wheels(reader.watch, since), "no normal boot: no wheel was installed"
         assert _wait_made(visit.page) == "kept"
         after: list[str] = visit.page.evaluate(CACHED_URLS)
         assert visit.said == [], "a snapshot of another runtime is not a failure to report"

@@ -381,6 +381,10 @@ const SNAPSHOT_MAKE_TIMEOUT_MS = 180_000;
 // before any library loads (Node's and Chromium's differ by one); the maker leaves this
 // many empty slots so pydantic-core's library sits above what any boot uses.
 const SNAPSHOT_TABLE_SLACK = 64;
+// What the snapshot holds imported: what a page has imported once the widget is ready and idle.
+const SNAPSHOT_IMPORTS = `import ${EMBED_MODULE}
+from agentskit_web.chat.view.markdown_tree import markdown_parser
+markdown_parser()`;
 // Run after a restore, before the widget: pydantic-core builds and runs a validator.
 const SNAPSHOT_CHECK = "import pydantic_core\nassert pydantic_core.SchemaValidator({'type': 'int'}).validate_python('3') == 3";
 
@@ -576,8 +580,10 @@ async function makeSnapshot(key) {
   const pyodide = await startPyodide({ _makeSnapshot: true });
   const M = pyodide._module;
   M.wasmTable.grow(SNAPSHOT_TABLE_SLACK);
-  await pyodide.loadPackage(ASSETS.packages, { checkIntegrity: true, messageCallback: () => {} });
-  pyodide.runPython(`import ${EMBED_MODULE}`); // no proxy kept: the snapshot holds no JS value of ours
+  // Also what the widget installs and imports once ready (markdown): a restored page has it.
+  const packages = [...ASSETS.packages, ...(ASSETS.packagesAfterReady || [])];
+  await pyodide.loadPackage(packages, { checkIntegrity: true, messageCallback: () => {} });
+  pyodide.runPython(SNAPSHOT_IMPORTS); // no proxy kept: the snapshot holds no JS value of ours
   const site = pyodide.runPython("import site; site.getsitepackages()[0]");
   const files = collectFiles(M.FS, site);
   // Where each library sits: Emscripten writes it into the dlopen handle in the heap.

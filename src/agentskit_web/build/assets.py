@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Final
 
-from ..page_packages import PAGE_PACKAGE
+from ..page_packages import INSTALLED_AFTER_READY, PAGE_PACKAGE
 from .files import BuildError, write_if_changed
 
 LOADER: Final = "agentskit-ask.js"
@@ -206,6 +206,8 @@ def assets_object(
         "runtime": runtime_dir,
         "stylesheet": stylesheet,
         "packages": [PAGE_PACKAGE],
+        # Installed once the widget is ready; a boot snapshot holds them already imported.
+        "packagesAfterReady": list(INSTALLED_AFTER_READY),
         # sha256 per file: the loader keys a kept boot snapshot by them (snapshot="keep").
         "files": [
             {"name": name, "size": len(members[name]), "sha256": _sha256(members[name])}
