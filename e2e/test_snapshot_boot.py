@@ -228,7 +228,9 @@ def test_a_changed_wheel_hash_boots_normally_and_replaces_the_snapshot(reader: R
         since = len(reader.watch.requests)
         visit = reader.visit()
         marks = visit.page.evaluate(MARKS)
-        assert "agentskit:snapshot-restored" not in marks and "agentskit:snapshot-failed" not in marks
+        assert (
+            "agentskit:snapshot-restored" not in marks and "agentskit:snapshot-failed" not in marks
+        )
         assert _wheels(reader.watch, since), "no normal boot: no wheel was installed"
         assert _wait_made(visit.page) == "kept"
         after: list[str] = visit.page.evaluate(CACHED_URLS)

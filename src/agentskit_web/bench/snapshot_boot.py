@@ -59,7 +59,8 @@ READ_WIDGET = """() => {
 # after the answer's first text is in the DOM, and whether the widget was ready at Enter.
 ASK_AT = """async ([delay, question]) => {
   const intent = performance.getEntriesByName("agentskit:intent")[0].startTime;
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, intent + delay - performance.now())));
+  const wait = Math.max(0, intent + delay - performance.now());
+  await new Promise((resolve) => setTimeout(resolve, wait));
   const host = document.querySelector("agentskit-ask");
   const root = host.shadowRoot;
   const readyAtEnter = host.dataset.state === "ready";
@@ -67,7 +68,8 @@ ASK_AT = """async ([delay, question]) => {
   input.value = question;
   input.dispatchEvent(new Event("input", { bubbles: true }));
   const started = performance.now();
-  input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true, composed: true }));
+  const enter = { key: "Enter", bubbles: true, composed: true };
+  input.dispatchEvent(new KeyboardEvent("keydown", enter));
   await new Promise((resolve) => {
     const check = () => {
       const answer = root.querySelector(".ak-assistant");
@@ -207,7 +209,7 @@ def _widget_asking(page: Any, url: str, path: str) -> dict[str, Any]:
     return asked
 
 
-def run_snapshot_boot(runs: int, session: Session) -> list[str]:
+def run_snapshot_boot(runs: int, session: Session) -> str:
     """The sub-figure's lines; the demo app serves session.dist on a free loopback port."""
     from ..build.files import find_root
     from ..server.demo_server import DemoConfig, DemoServer
@@ -238,11 +240,13 @@ def format_snapshot(figures: Figures, runs: int) -> str:
     ]
     for label, values in rows.items():
         base = raw["cold"] if "cold" in label else raw["warm"]
-        ratio = "" if label.startswith(("raw", "  ", "ready", "question")) else (
-            f"   x{_median(values) / base:.2f}"
+        shown = (
+            ""
+            if label.startswith(("raw", "  ", "ready", "question"))
+            else (f"   x{_median(values) / base:.2f}")
         )
         lines.append(
-            f"  {label:<46}{_median(values):>8.0f}{min(values):>8.0f}{max(values):>8.0f}{ratio}"
+            f"  {label:<46}{_median(values):>8.0f}{min(values):>8.0f}{max(values):>8.0f}{shown}"
         )
     restored = _median(rows["widget warm, restored"])
     plain = _median(rows["widget warm"])
