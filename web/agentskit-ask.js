@@ -437,31 +437,24 @@ async function restoreSnapshot(report) {
       return null;
     }
     report({ starting: true });
-    // Pyodide's two modules load while the snapshot is read (a second import() reuses them).
+    // Pyodide starts (its modules, the lock, the wasm's fetch) while the parts are read:
+    // it awaits the memory only before instantiating.
+    const parts = readSnapshot(cache, key, kept);
+    parts.catch(() => {}); // awaited below; a failure also rejects loadPyodide
+    const memory = parts.then((read) => read.memory);
     const asm = import(runtimeURL("pyodide.asm.mjs").href);
-    import(runtimeURL("pyodide.mjs").href).catch(() => {}); // startPyodide reports a failure
-    const meta = await kept.json();
-    const [memory, files] = await Promise.all(["memory", "files"].map(async (part) => {
-      const response = await cache.match(snapshotURL(key, part));
-      if (!response) throw new Error(`its ${part} part is missing`);
-      return new Uint8Array(await response.arrayBuffer());
-    }));
-    if (meta.format !== SNAPSHOT_FORMAT || memory.byteLength !== meta.memoryBytes ||
-        files.byteLength !== meta.filesBytes) {
-      throw new Error("it is incomplete or of another format");
-    }
-    performance.mark("agentskit:snapshot-read"); // the bench splits the restore by these marks
-    // Pyodide sizes the memory from the snapshot but this build never reads that setting:
-    // grow the heap before the restore copies the snapshot in ("offset is out of bounds").
-    const heapLength = memory.byteLength - new DataView(memory.buffer).getUint32(4, true);
-    const { default: create } = await asm;
     const createPyodideModule = async (settings) => {
+      const [{ default: create }, bytes] = await Promise.all([asm, memory]);
+      // Pyodide sizes the memory from the snapshot but this build never reads that setting:
+      // grow the heap before the restore copies the snapshot in ("offset is out of bounds").
+      const heapLength = bytes.byteLength - new DataView(bytes.buffer).getUint32(4, true);
       const module = await create(settings);
       if (module.HEAP8.length < heapLength) module._emscripten_resize_heap(heapLength);
       return module;
     };
     const pyodide = await startPyodide({ _loadSnapshot: memory, createPyodideModule });
     performance.mark("agentskit:snapshot-loaded");
+    const { meta, files } = await parts;
     putFilesBack(pyodide._module.FS, meta.files, files);
     await relink(pyodide._module, meta);
     performance.mark("agentskit:snapshot-relinked");
@@ -478,6 +471,23 @@ async function restoreSnapshot(report) {
     if (key) await dropSnapshots().catch(() => {});
     return null;
   }
+}
+
+async function readSnapshot(cache, key, kept) {
+  const [meta, memory, files] = await Promise.all([
+    kept.json(),
+    ...["memory", "files"].map(async (part) => {
+      const response = await cache.match(snapshotURL(key, part));
+      if (!response) throw new Error(`its ${part} part is missing`);
+      return new Uint8Array(await response.arrayBuffer());
+    }),
+  ]);
+  if (meta.format !== SNAPSHOT_FORMAT || memory.byteLength !== meta.memoryBytes ||
+      files.byteLength !== meta.filesBytes) {
+    throw new Error("it is incomplete or of another format");
+  }
+  performance.mark("agentskit:snapshot-read"); // the bench splits the restore by these marks
+  return { meta, memory, files };
 }
 
 function putFilesBack(FS, index, bytes) {

@@ -54,6 +54,11 @@ READ_WIDGET = """() => {
            restored: mark("agentskit:snapshot-restored"),
            snapshot: host.dataset.snapshot ?? null, state: host.dataset.state };
 }"""
+KEPT_SIZES = """async () => {
+  const cache = await caches.open("agentskit-ask:snapshot");
+  const meta = (await cache.keys()).find((request) => request.url.endsWith("/meta"));
+  return (await cache.match(meta)).json();
+}"""
 # At intent + delay, type the question and press Enter in the box (the loader's box while
 # it boots, the widget's once ready); resolves with the time from Enter to the first frame
 # after the answer's first text is in the DOM, and whether the widget was ready at Enter.
@@ -166,6 +171,13 @@ def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
         )
         if page.get_attribute("agentskit-ask", "data-snapshot") != "kept":
             raise SnapshotBenchError("the snapshot was not kept")
+        if run == 0:
+            sizes = page.evaluate(KEPT_SIZES)
+            figures.notes.append(
+                f"kept in Cache Storage: memory {sizes['memoryBytes'] / 1e6:.1f} MB, "
+                f"site-packages files {sizes['filesBytes'] / 1e6:.1f} MB "
+                f"({len(sizes['files'])} files), raw (Cache Storage does not compress)"
+            )
         kept = "performance.getEntriesByName('agentskit:snapshot-kept')[0].startTime"
         made = float(page.evaluate(kept)) - first["ready"]
         figures.add("ready -> kept (worker, off the main thread)", made)
