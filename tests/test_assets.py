@@ -16,6 +16,7 @@ from agentskit_web.build.assets import (
     MANIFEST,
     PRECACHE_MARKER,
     SERVICE_WORKER,
+    SNAPSHOT_SOURCE,
     RuntimeInput,
     compressed_copies,
     content_hash,
@@ -87,6 +88,30 @@ def test_the_folder_is_complete_relative_and_hashed(tmp_path: Path) -> None:
     assert (out / report.stylesheet).is_file()
     assert (out / f"{report.runtime}pyodide.asm.wasm.br").is_file()
     assert "http" not in loader.split("*/")[-1].split("const ELEMENT")[0]
+
+
+def test_the_snapshot_module_is_hashed_and_keyed_by_every_files_sha256(tmp_path: Path) -> None:
+    """The loader imports the boot snapshot's module by the hashed name in ASSETS.snapshot,
+    and keys a kept snapshot by each runtime file's sha256 (web/agentskit-ask-snapshot.js)."""
+    import hashlib
+
+    out = tmp_path / "assets"
+    report = write_assets(out, WEB, runtime())
+    manifest = json.loads((out / MANIFEST).read_text())
+    module = manifest["snapshot"]
+    assert module.startswith("agentskit-ask-snapshot.") and is_content_hashed(module)
+    assert (out / module).read_bytes() == (WEB / SNAPSHOT_SOURCE).read_bytes()
+    assert f'"snapshot": "{module}"' in (out / LOADER).read_text()
+    for entry in manifest["files"]:
+        data = (out / report.runtime / entry["name"]).read_bytes()
+        assert entry["sha256"] == hashlib.sha256(data).hexdigest()
+    changed = write_assets(out, WEB, runtime(wasm=b"\0asm3" * 600))
+    again = json.loads((out / MANIFEST).read_text())
+    assert changed.runtime != report.runtime
+    before = {e["name"]: e["sha256"] for e in manifest["files"]}
+    after = {e["name"]: e["sha256"] for e in again["files"]}
+    assert before["pyodide.asm.wasm"] != after["pyodide.asm.wasm"]
+    assert (out / module).is_file(), "an unchanged module keeps its name"
 
 
 def test_a_new_runtime_replaces_the_old_and_leaves_the_sites_files(tmp_path: Path) -> None:

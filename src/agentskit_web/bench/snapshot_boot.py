@@ -75,7 +75,8 @@ ASK_AT = """async ([delay, question]) => {
   const started = performance.now();
   const enter = { key: "Enter", bubbles: true, composed: true };
   input.dispatchEvent(new KeyboardEvent("keydown", enter));
-  await new Promise((resolve) => {
+  await new Promise((resolve, reject) => {
+    setTimeout(() => reject(new Error("no answer text within 120 s")), 120000);
     const check = () => {
       const answer = root.querySelector(".ak-assistant");
       const body = answer && answer.querySelector(".ak-body");
@@ -150,6 +151,10 @@ def _restored(timing: dict[str, Any]) -> dict[str, Any]:
     return timing
 
 
+def _step(run: int, what: str) -> None:
+    print(f"  snapshot run {run + 1}: {what}", file=sys.stderr, flush=True)
+
+
 def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
     baseline = session.browser.new_context()  # its own: raw cold leaves the reader's cache cold
     try:
@@ -162,6 +167,7 @@ def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
     try:
         page = context.new_page()
         figures.add("widget cold", _widget(page, url, PLAIN)["boot"])
+        _step(run, "cold loads done; first visit with keep")
         first = _widget(page, url, KEEP)
         figures.add("widget warm, first visit with keep", first["boot"])
         page.wait_for_selector(
@@ -186,9 +192,11 @@ def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
             ("widget warm", lambda: _widget(page, url, PLAIN)["boot"]),
             ("widget warm, restored", lambda: _restore_split(page, url, figures)),
         ]
+        _step(run, "snapshot kept; warm loads")
         shift = run % len(loads)
         for label, load in loads[shift:] + loads[:shift]:
             figures.add(label, load())
+        _step(run, "questions at intent + 2 s")
         asks = [("question at +2 s, widget warm", PLAIN), ("question at +2 s, restored", KEEP)]
         for label, path in asks if run % 2 == 0 else asks[::-1]:
             timing = _widget_asking(page, url, path)
@@ -211,6 +219,9 @@ def _restore_split(page: Any, url: str, figures: Figures) -> float:
 
 
 def _widget_asking(page: Any, url: str, path: str) -> dict[str, Any]:
+    # A new conversation: a saved one would show its old answer first (and start the boot
+    # at idle, as for a returning reader), and ASK_AT waits for the first answer's text.
+    page.evaluate("localStorage.clear()")
     page.goto(url + path, wait_until="commit")
     page.wait_for_selector("agentskit-ask[data-state]", state="attached", timeout=BOOT_TIMEOUT_MS)
     page.wait_for_function(

@@ -4,6 +4,7 @@
 OUT_DIR/
   agentskit-ask.js              the loader (stable name: pages link it; revalidated)
   agentskit-ask.<hash>.css      the widget's stylesheet
+  agentskit-ask-snapshot.<hash>.js  the opt-in boot snapshot (snapshot="keep"), loaded on use
   agentskit-ask-sw.js           the opt-in offline service worker (stable name, revalidated)
   runtime.<hash>/               Pyodide, the precompiled stdlib, the lock and the wheels
   assets.json                   what is where (tools, benchmarks, the testing kit)
@@ -44,6 +45,9 @@ SERVICE_WORKER: Final = "agentskit-ask-sw.js"
 PRECACHE_MARKER: Final = "/* agentskit:precache */ null"
 """What web/agentskit-ask-sw.js holds where the build writes the list of files it precaches."""
 STYLESHEET_SOURCE: Final = "agentskit-ask.css"
+SNAPSHOT_SOURCE: Final = "agentskit-ask-snapshot.js"
+"""The opt-in boot snapshot's module (`snapshot="keep"`): the loader imports it by its hashed
+name (ASSETS.snapshot) only for an element with the attribute, so a page view never loads it."""
 MANIFEST: Final = "assets.json"
 RUNTIME_PREFIX: Final = "runtime."
 LOCK_FILE: Final = "pyodide-lock.json"
@@ -195,7 +199,11 @@ def _sha256(data: bytes) -> str:
 
 
 def assets_object(
-    runtime_dir: str, stylesheet: str, members: Mapping[str, bytes], page_wheels: Iterable[str]
+    runtime_dir: str,
+    stylesheet: str,
+    members: Mapping[str, bytes],
+    page_wheels: Iterable[str],
+    snapshot: str | None = None,
 ) -> dict[str, object]:
     """What the loader needs to know: where things are and what to download, with sizes."""
     prefetch = [*PREFETCHED_RUNTIME, *sorted(page_wheels)]
@@ -214,6 +222,7 @@ def assets_object(
             for name in prefetch
         ],
         "serviceWorker": SERVICE_WORKER,
+        "snapshot": snapshot,
     }
 
 
@@ -235,10 +244,13 @@ def write_assets(
     runtime_dir = f"{RUNTIME_PREFIX}{content_hash(sorted(members.items()))}/"
     css = _read(web / STYLESHEET_SOURCE)
     stylesheet = hashed_name(STYLESHEET_SOURCE, css)
-    assets = assets_object(runtime_dir, stylesheet, members, runtime.page_wheels)
+    snapshot_code = _read(web / SNAPSHOT_SOURCE)
+    snapshot = hashed_name(SNAPSHOT_SOURCE, snapshot_code)
+    assets = assets_object(runtime_dir, stylesheet, members, runtime.page_wheels, snapshot)
     loader = loader_text(_read(web / LOADER).decode("utf-8"), assets).encode("utf-8")
     outputs: dict[str, bytes] = {f"{runtime_dir}{name}": data for name, data in members.items()}
     outputs[stylesheet] = css
+    outputs[snapshot] = snapshot_code
     outputs[LOADER] = loader
     worker = service_worker_text(_read(web / SERVICE_WORKER).decode("utf-8"), assets)
     outputs[SERVICE_WORKER] = worker.encode("utf-8")
