@@ -76,7 +76,9 @@ ASK_AT = """async ([delay, question]) => {
   const enter = { key: "Enter", bubbles: true, composed: true };
   input.dispatchEvent(new KeyboardEvent("keydown", enter));
   await new Promise((resolve, reject) => {
-    setTimeout(() => reject(new Error("no answer text within 120 s")), 120000);
+    const said = () => [...root.querySelectorAll(".ak-message, .ak-status")]
+      .map((node) => `${node.className}: ${node.textContent.slice(0, 80)}`).join(" | ");
+    setTimeout(() => reject(new Error(`no answer text within 120 s: ${said()}`)), 120000);
     const check = () => {
       const answer = root.querySelector(".ak-assistant");
       const body = answer && answer.querySelector(".ak-body");
@@ -166,6 +168,7 @@ def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
     context.route(url + "/?*", _route_widget_page)
     try:
         page = context.new_page()
+        page.on("console", lambda m: m.type in ("error", "warning") and _step(run, m.text[:300]))
         figures.add("widget cold", _widget(page, url, PLAIN)["boot"])
         _step(run, "cold loads done; first visit with keep")
         first = _widget(page, url, KEEP)
@@ -182,7 +185,7 @@ def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
             figures.notes.append(
                 f"kept in Cache Storage: memory {sizes['memoryBytes'] / 1e6:.1f} MB, "
                 f"site-packages files {sizes['filesBytes'] / 1e6:.1f} MB "
-                f"({len(sizes['files'])} files), raw (Cache Storage does not compress)"
+                f"({len(sizes['files'])} files), the bytes as put"
             )
         kept = "performance.getEntriesByName('agentskit:snapshot-kept')[0].startTime"
         made = float(page.evaluate(kept)) - first["ready"]
