@@ -62,8 +62,10 @@ class Reader:
     watch: Watch
     url: str
 
-    def visit(self, query: str = "") -> Visit:
+    def visit(self, query: str = "", init: str | None = None) -> Visit:
         page = self.context.new_page()
+        if init is not None:
+            page.add_init_script(init)
         visit = Visit(page)
         page.on("console", self.watch.on_console)
         page.on("pageerror", self.watch.on_page_error)
@@ -261,3 +263,39 @@ def test_a_snapshot_over_the_quota_is_not_kept_and_said_once(reader: Reader) -> 
         session.send("Storage.overrideQuotaForOrigin", {"origin": reader.url})
         session.detach()
         reader.close(holder)
+
+
+IN_THE_GAP = """
+window.__akGap = null;
+const mark = performance.mark.bind(performance);
+performance.mark = (name, ...rest) => {
+  const made = mark(name, ...rest);
+  if (name === "agentskit:widget-mount") {
+    // The runtime is ready and the loader is about to call Python's mount_element, which
+    // starts a task later: ask in that gap, as a reader pressing Enter then would.
+    setTimeout(() => {
+      const host = document.querySelector("agentskit-ask");
+      const input = host.shadowRoot.querySelector(".ak-input");
+      input.value = "How do I embed the widget?";
+      window.__akGap = host.dataset.mounted === undefined;
+      const enter = { key: "Enter", bubbles: true, composed: true };
+      input.dispatchEvent(new KeyboardEvent("keydown", enter));
+    }, 0);
+  }
+  return made;
+};
+"""
+
+
+def test_a_question_sent_between_ready_and_the_mount_is_answered(reader: Reader) -> None:
+    """A fast (restored) boot makes it likelier that Enter lands after the runtime is ready
+    but before Python's mount has started: the question must still be sent (it was left
+    unsent in the box, found by the bench's question at intent + 2 s)."""
+    _ensure_kept(reader)
+    visit = reader.visit(init=IN_THE_GAP)
+    page = visit.page
+    page.wait_for_function("window.__akGap !== null")
+    assert page.evaluate("window.__akGap") is True, "the question did not land in the gap"
+    page.locator("agentskit-ask .ak-assistant[data-status=complete]").wait_for(timeout=60_000)
+    assert "How do I embed the widget?" in page.locator("agentskit-ask .ak-user").first.inner_text()
+    reader.close(visit)

@@ -683,8 +683,15 @@ class AskElement extends HTMLElement {
       const snapshot = choice(this, "snapshot", SNAPSHOT_MODES) === "keep";
       const python = await Promise.race([runtime((step) => this.#reportAll(step), snapshot), ...guards]);
       performance.mark("agentskit:widget-mount");
-      await Promise.race([python.mount_element(this, this.#pending), ...guards]);
+      const pending = this.#pending;
+      const widget = await Promise.race([python.mount_element(this, pending), ...guards]);
       performance.measure("agentskit:widget-mount", "agentskit:widget-mount");
+      // Python's mount starts a task later: a question sent in between reached #submit,
+      // not mount_element, and would stay unsent in the box. Hand it over now.
+      if (this.#pending !== null && this.#pending !== pending) {
+        widget.input.value = "";
+        widget.ask(this.#pending);
+      }
       this.#pending = null;
       this.#ready();
     } catch (error) {
