@@ -9,7 +9,8 @@ The demo app (dist/ and the reference backend, answers streamed without pacing) 
    a normal boot, then the worker makes and keeps the snapshot once the page is idle;
 3. warm, interleaved (the order rotates per run): raw, widget plain, widget restored;
 4. a question typed at intent + 2 s (the reader types while it boots), warm: widget plain
-   and widget restored, alternating which goes first. Timed from the Enter key to the
+   and widget restored, and, for the answer path alone, one typed 1 s after the plain
+   widget is ready; the order reverses every other run. Timed from the Enter key to the
    first frame after the answer's first text is in the DOM.
 
 Intent is shown at DOMContentLoaded (as in `boot`); widget times are from the loader's
@@ -200,9 +201,13 @@ def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
         for label, load in loads[shift:] + loads[:shift]:
             figures.add(label, load())
         _step(run, "questions at intent + 2 s")
-        asks = [("question at +2 s, widget warm", PLAIN), ("question at +2 s, restored", KEEP)]
-        for label, path in asks if run % 2 == 0 else asks[::-1]:
-            timing = _widget_asking(page, url, path)
+        asks = [
+            ("question at +2 s, widget warm", PLAIN, False),
+            ("question at +2 s, restored", KEEP, False),
+            ("question 1 s after ready, widget warm", PLAIN, True),
+        ]
+        for label, path, after_ready in asks if run % 2 == 0 else asks[::-1]:
+            timing = _widget_asking(page, url, path, after_ready)
             if path == KEEP:
                 _restored(timing)
             figures.add(label, timing["firstText"])
@@ -221,7 +226,7 @@ def _restore_split(page: Any, url: str, figures: Figures) -> float:
     return float(timing["boot"])
 
 
-def _widget_asking(page: Any, url: str, path: str) -> dict[str, Any]:
+def _widget_asking(page: Any, url: str, path: str, after_ready: bool = False) -> dict[str, Any]:
     # A new conversation: a saved one would show its old answer first (and start the boot
     # at idle, as for a returning reader), and ASK_AT waits for the first answer's text.
     page.evaluate("localStorage.clear()")
@@ -230,7 +235,14 @@ def _widget_asking(page: Any, url: str, path: str) -> dict[str, Any]:
     page.wait_for_function(
         "performance.getEntriesByName('agentskit:intent').length > 0", timeout=BOOT_TIMEOUT_MS
     )
-    asked: dict[str, Any] = page.evaluate(ASK_AT, [TYPED_AFTER_INTENT_MS, QUESTION])
+    delay = TYPED_AFTER_INTENT_MS
+    if after_ready:  # the answer path alone: asked 1 s after ready, nothing booting
+        page.wait_for_selector(
+            "agentskit-ask[data-state=ready]", state="attached", timeout=BOOT_TIMEOUT_MS
+        )
+        since = "performance.now() - performance.getEntriesByName('agentskit:intent')[0].startTime"
+        delay = int(page.evaluate(since)) + 1_000
+    asked: dict[str, Any] = page.evaluate(ASK_AT, [delay, QUESTION])
     asked.update(page.evaluate(READ_WIDGET))
     return asked
 
