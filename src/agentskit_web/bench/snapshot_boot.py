@@ -169,7 +169,12 @@ def _one_run(session: Session, url: str, run: int, figures: Figures) -> None:
     context.route(url + "/?*", _route_widget_page)
     try:
         page = context.new_page()
-        page.on("console", lambda m: m.type in ("error", "warning") and _step(run, m.text[:300]))
+
+        def shown(message: Any) -> None:
+            if message.type in ("error", "warning"):
+                _step(run, message.text[:300])
+
+        page.on("console", shown)
         figures.add("widget cold", _widget(page, url, PLAIN)["boot"])
         _step(run, "cold loads done; first visit with keep")
         first = _widget(page, url, KEEP)
