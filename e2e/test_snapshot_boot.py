@@ -292,6 +292,10 @@ def test_a_question_sent_between_ready_and_the_mount_is_answered(reader: Reader)
     but before Python's mount has started: the question must still be sent (it was left
     unsent in the box, found by the bench's question at intent + 2 s)."""
     _ensure_kept(reader)
+    blank = reader.context.new_page()  # a new conversation: no earlier test's answer shown
+    blank.goto(reader.url + "/agentskit/assets.json")
+    blank.evaluate("localStorage.clear()")
+    blank.close()
     visit = reader.visit(init=IN_THE_GAP)
     page = visit.page
     page.wait_for_function("window.__akGap !== null")
