@@ -11,7 +11,7 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server clean fuzz fuzz-quick \
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy clean fuzz fuzz-quick \
 	page-modules mutate dist test-resolutions
 MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
@@ -43,6 +43,14 @@ redis-server:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q redis-server; }
 
+# Debian's haproxy is the load balancer in front of three backends in the scale tests and bench
+# (each test writes its own config and runs its own haproxy on loopback).
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
+	  echo "installing Debian's haproxy for the load-balancer tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q haproxy; }
+
 # dist/: incremental (cached wheel downloads, unchanged files are not rewritten).
 site: $(STAMP) $(NODE_STAMP)
 	$(PY) -m agentskit_web.cli build
@@ -58,10 +66,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(NODE_STAMP) redis-server
+unit: $(STAMP) $(NODE_STAMP) redis-server haproxy
 	$(VENV)/bin/pytest tests
 
-e2e: $(STAMP) chromium site
+e2e: $(STAMP) chromium site redis-server haproxy
 	$(VENV)/bin/pytest e2e
 
 # Every decoder and the markdown-to-view path under atheris; failing inputs land in fixtures/fuzz/.
@@ -117,7 +125,7 @@ page-modules: $(STAMP) chromium site
 demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
-bench: $(STAMP) chromium site redis-server
+bench: $(STAMP) chromium site redis-server haproxy
 	$(PY) -m agentskit_web.bench protocol
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench weight --no-build

@@ -79,7 +79,7 @@ from .site_source import (
     from_site_dir,
 )
 from .static import bind_socket
-from .turn_app import DEFAULT_TURN_PATH, mount_turn
+from .turn_app import DEFAULT_TURN_PATH, TURN_LEASE_SECONDS, mount_turn
 from .turn_store import TURN_STORE_MAX_SESSIONS_TOTAL, TurnSessionKey, TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
@@ -137,6 +137,9 @@ class AskServeConfig:
     openai_allow_http: bool = False
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
+    turn_lease: float = TURN_LEASE_SECONDS
+    """Seconds a turn's lease lasts after its last save: how long a turn whose instance died
+    keeps its session busy before another instance ends it (docs/deployment.md)."""
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -276,7 +279,9 @@ def build_app(config: AskServeConfig) -> Starlette:
         raise StartupError(str(error)) from error
     if not config.turn_path.startswith("/") or config.turn_path == config.path:
         raise StartupError("--turn-path must be a path starting with / and differ from --path.")
-    mount_turn(app, turn_store, path=config.turn_path)
+    if not config.turn_lease > 0:
+        raise StartupError("--turn-lease must be > 0 seconds.")
+    mount_turn(app, turn_store, path=config.turn_path, lease_seconds=config.turn_lease)
     drain = Drain()
     app.state.ask.shutdown = drain
     operations = Operations(metrics, drain, _readiness_probes(app, turn_store, rate_limiter))
@@ -460,6 +465,13 @@ def _parser() -> argparse.ArgumentParser:
         default=SHUTDOWN_DEADLINE_SECONDS,
         help="seconds running answers get after SIGTERM before they end as interrupted",
     )
+    add(
+        "--turn-lease",
+        type=float,
+        default=TURN_LEASE_SECONDS,
+        help="seconds a turn's lease lasts after its last save (how long a dead instance's "
+        "turn keeps the session busy)",
+    )
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
     add("--openai-model", help="model name sent to the endpoint")
@@ -538,6 +550,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         openai_allow_http=args.openai_allow_http,
         rate_limit=args.rate_limit,
         shutdown_deadline=args.shutdown_deadline,
+        turn_lease=args.turn_lease,
     )
 
 
