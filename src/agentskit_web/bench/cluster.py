@@ -169,9 +169,10 @@ class LocalCluster:
             if self.docs is not None:
                 command += ["--docs", str(self.docs)]
             self.members.append(Instance(f"ask{number}", [*command, *self.flags]))
-        # One at a time: instances creating the same SQLite schema at once can meet a lock.
+        # All at once (they import in parallel); the store's schema set-up waits on its lock.
         for member in self.members:
             member.spawn()
+        for member in self.members:
             member.ready()
         site_upstream = None
         if self.site is not None:
