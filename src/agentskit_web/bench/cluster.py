@@ -200,21 +200,31 @@ class LocalCluster:
 
     # -- what the balancer sees ------------------------------------------------
 
-    def states(self) -> dict[str, str]:
-        """Each instance's state as haproxy's health checks have it (UP, DOWN, ...)."""
+    def admin(self, command: str) -> str:
+        """One command on haproxy's admin socket (`show stat`, `disable server ask/ask2`...)."""
         if self.balancer is None or self.balancer.poll() is not None:
             raise RuntimeError(f"haproxy is not running: {self.log()}")
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(2)
+            sock.connect(str(self.stats_socket))
+            sock.sendall(command.encode() + b"\n")
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        return data.decode()
+
+    def set_in_rotation(self, name: str, enabled: bool) -> None:
+        """Put an instance in or out of the balancer's rotation (maintenance mode)."""
+        self.admin(f"{'enable' if enabled else 'disable'} server ask/{name}")
+        self.wait_states({name: "UP" if enabled else "MAINT"}, BALANCER_START_SECONDS)
+
+    def states(self) -> dict[str, str]:
+        """Each instance's state as haproxy's health checks have it (UP, DOWN, MAINT...)."""
         try:
-            with socket.socket(socket.AF_UNIX) as sock:
-                sock.settimeout(2)
-                sock.connect(str(self.stats_socket))
-                sock.sendall(b"show stat\n")
-                data = b""
-                while chunk := sock.recv(65536):
-                    data += chunk
+            text = self.admin("show stat")
         except OSError:
             return {}
-        lines = data.decode().splitlines()
+        lines = text.splitlines()
         if not lines or not lines[0].startswith("# "):
             return {}
         header = lines[0][2:].split(",")

@@ -15,6 +15,10 @@ against the same Redis, back to back and spaced 20 ms apart like questions (a
 sleeping redis-server has to be woken for each; on a loaded machine that wait
 dominates). A question makes two limiter calls: the failed-authentication
 check and the rate take. The load average is printed with the figures.
+
+Then the balancer part (balancer.py): turns per second through haproxy with
+one and with three instances, and failover when the instance streaming an
+answer is killed.
 """
 
 import argparse
@@ -30,6 +34,7 @@ import httpx
 
 from ..protocol import AskEventDecoder
 from .backend import _NODELAY, BENCH_QUESTIONS, PROJECT_ROOT, _Backend
+from .balancer import THROUGHPUT_CLIENTS, format_failover, format_throughput, run_balancer_bench
 from .local_redis import LocalRedis
 
 SCALE_QUESTIONS: Final = 200
@@ -177,4 +182,12 @@ def scale_command(args: argparse.Namespace) -> int:
     print(format_scale(limiters, "limiter decision alone", "ms per take(), alternating blocks"))
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"load average during the run: {load} on {os.cpu_count()} CPUs")
-    return 0 if all(one.failed == 0 for one in answers) else 1
+    print()
+    throughput, failovers = run_balancer_bench()
+    print(format_throughput(throughput, THROUGHPUT_CLIENTS))
+    print()
+    print(format_failover(failovers))
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"load average after the balancer runs: {load} on {os.cpu_count()} CPUs")
+    failed = sum(one.failed for one in (*answers, *throughput))
+    return 0 if failed == 0 else 1
