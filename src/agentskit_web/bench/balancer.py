@@ -20,6 +20,7 @@ turn's lease ran out (read from the shared store). The goal: final within
 """
 
 import asyncio
+import json
 import os
 import tempfile
 import time
@@ -143,9 +144,8 @@ def run_balancer_bench(
     with tempfile.TemporaryDirectory(prefix="agentskit-balancer-") as folder:
         unpaced = ("--pace", "0", "--rate-capacity", "1000000", "--rate-refill", "1000000",
                    "--max-streams-per-client", "1000000")  # fmt: skip
-        with LocalCluster(
-            Path(folder) / "throughput", site_file=site, docs=docs, flags=unpaced
-        ) as c:
+        place = Path(folder)
+        with LocalCluster(place / "throughput", site_file=site, docs=docs, flags=unpaced) as c:
             throughput = measure_throughput(c, turns, clients, warmup)
         paced = (
             "--pace", str(FAILOVER_PACE_SECONDS), "--turn-lease", str(FAILOVER_LEASE_SECONDS),
@@ -158,8 +158,6 @@ def run_balancer_bench(
 
 
 def _site_id(site: Path) -> str:
-    import json
-
     return str(json.loads(site.read_text(encoding="utf-8"))["siteId"])
 
 

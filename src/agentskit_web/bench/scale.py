@@ -189,5 +189,5 @@ def scale_command(args: argparse.Namespace) -> int:
     print(format_failover(failovers))
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"load average after the balancer runs: {load} on {os.cpu_count()} CPUs")
-    failed = sum(one.failed for one in (*answers, *throughput))
+    failed = sum(one.failed for one in answers) + sum(one.failed for one in throughput)
     return 0 if failed == 0 else 1
