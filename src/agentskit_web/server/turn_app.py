@@ -43,7 +43,9 @@ import collections
 import contextlib
 import logging
 import math
+import os
 import secrets
+import socket
 import traceback
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -108,7 +110,14 @@ from .turn_limits import (
     RunningTurns,
     is_capability_id,
 )
-from .turn_store import StoreFull, TurnSessionKey, TurnSessionRow, TurnSessionStore
+from .turn_session_port import (
+    LEASE_HOLDER_MAX_CHARS,
+    StoreFull,
+    TurnSessionKey,
+    TurnSessionRow,
+    TurnSessionStorePort,
+)
+from .turn_store import TurnSessionStore
 
 _LOG: Final = logging.getLogger("agentskit_web.turn")
 
@@ -330,12 +339,13 @@ class TurnEndpoint:
     def __init__(
         self,
         ask: AskEndpoint,
-        store: TurnSessionStore,
+        store: TurnSessionStorePort,
         *,
         lease_seconds: float = TURN_LEASE_SECONDS,
         snapshot_interval: float = TURN_SNAPSHOT_INTERVAL_SECONDS,
         running: RunningTurns | None = None,
         session_max_bytes: int = TURN_SESSION_MAX_BYTES,
+        instance_id: str | None = None,
     ) -> None:
         if lease_seconds <= 0 or snapshot_interval < 0 or session_max_bytes < 1:
             raise ValueError(
@@ -347,6 +357,8 @@ class TurnEndpoint:
         self.snapshot_interval = snapshot_interval
         self.running = running or RunningTurns(per_client=ask.max_streams_per_client)
         self.session_max_bytes = session_max_bytes
+        self.instance_id = (instance_id or _default_instance_id())[:LEASE_HOLDER_MAX_CHARS]
+        """Who holds the leases this endpoint takes (stored with each leased session)."""
         self._runs: dict[TurnSessionKey, _TurnRun] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -537,7 +549,9 @@ class TurnEndpoint:
         line: str,
         expected: int | None,
     ) -> bool:
-        return await self.store.save(key, envelope, messages, line, expected)
+        return await self.store.save(
+            key, envelope, messages, line, expected, holder=self.instance_id
+        )
 
     def _lease_expired(self, row: TurnSessionRow) -> bool:
         active = row.envelope.active_turn
@@ -1148,9 +1162,14 @@ async def _send_error(send: Send, reject: _TurnReject, cors: Mapping[str, str]) 
     await send({"type": "http.response.body", "body": body})
 
 
+def _default_instance_id() -> str:
+    """host:pid:random, so two processes (or two runs of one) never share a lease holder."""
+    return f"{socket.gethostname()[:64]}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
 def create_turn_endpoint(
     ask: AskEndpoint,
-    store: TurnSessionStore | None = None,
+    store: TurnSessionStorePort | None = None,
     **options: Any,
 ) -> TurnEndpoint:
     """A turn endpoint over `ask`'s parts; `store` defaults to an in-memory SQLite store."""
@@ -1159,7 +1178,7 @@ def create_turn_endpoint(
 
 def mount_turn(
     app: Any,
-    store: TurnSessionStore | None = None,
+    store: TurnSessionStorePort | None = None,
     *,
     path: str = DEFAULT_TURN_PATH,
     **options: Any,
