@@ -2,7 +2,8 @@
 
 The page and its turn endpoint share one origin: haproxy (the configuration
 docs/deployment.md shows) sends `/api/` round-robin to three real `serve-ask`
-instances on one session store and one Redis, and everything else to a static
+instances sharing one PostgreSQL database (`--sessions postgresql://...`, a
+server this module starts) and one Redis, and everything else to a static
 server of dist/ (switched to the turn protocol). The test kills the instance
 streaming the answer with SIGKILL: the reader must see the reconnecting state,
 the widget must resume through the other instances, and once the turn's lease
@@ -22,6 +23,7 @@ from playwright.sync_api import BrowserContext, Page, Request, expect
 
 from agentskit_web.bench.cluster import LocalCluster
 from agentskit_web.bench.failover import stored_session, streaming_instance
+from agentskit_web.bench.local_postgres import LocalPostgres
 from agentskit_web.chat.widget_config import DEFAULT_STRINGS
 from agentskit_web.testing import AskWidget
 from e2e_support import ROOT, Watch
@@ -57,12 +59,24 @@ def turn_site(dist: Path, tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[LocalPostgres]:
+    with LocalPostgres() as server:
+        yield server
+
+
 @pytest.fixture
-def cluster(turn_site: Path, tmp_path: Path) -> Iterator[LocalCluster]:
+def cluster(turn_site: Path, tmp_path: Path, postgres: LocalPostgres) -> Iterator[LocalCluster]:
     flags = ("--pace", str(PACE_SECONDS), "--turn-lease", str(LEASE_SECONDS))
     with LocalCluster(
-        tmp_path / "cluster", site_file=SITE, docs=ROOT / "docs", flags=flags, site=turn_site
+        tmp_path / "cluster",
+        site_file=SITE,
+        docs=ROOT / "docs",
+        sessions=postgres.create_database(),
+        flags=flags,
+        site=turn_site,
     ) as running:
+        assert "--sessions" in running.store_flags()
         yield running
 
 

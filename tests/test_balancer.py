@@ -1,8 +1,9 @@
-"""Three real `serve-ask` instances behind a real haproxy, with Redis and one shared session store.
+"""Three real `serve-ask` instances behind a real haproxy, with Redis and PostgreSQL.
 
 Every test starts its own cluster (`LocalCluster`: redis-server, three
-instance processes, haproxy with the configuration docs/deployment.md shows,
-all on 127.0.0.1) and stops it. Which instance answered a request is read from
+instance processes sharing a fresh PostgreSQL database of the session's
+server, haproxy with the configuration docs/deployment.md shows, all on
+127.0.0.1) and stops it. Which instance answered a request is read from
 the instances' own `/metrics` (the balancer is not asked), what the balancer
 thinks of each instance from haproxy's admin socket.
 """
@@ -34,15 +35,18 @@ RESUMED_4XX = 'agentskit_http_responses_total{route="turn_resume",status_class="
 TURN_2XX = 'agentskit_http_responses_total{route="turn",status_class="2xx"}'
 
 
-def _cluster(tmp_path: Path, *flags: str) -> LocalCluster:
-    return LocalCluster(tmp_path / "cluster", site_file=SITE, docs=ROOT / "docs", flags=flags)
+def _cluster(tmp_path: Path, sessions: str, *flags: str) -> LocalCluster:
+    return LocalCluster(
+        tmp_path / "cluster", site_file=SITE, docs=ROOT / "docs", sessions=sessions, flags=flags
+    )
 
 
 @pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
+def cluster(tmp_path: Path, postgres_url: str) -> Iterator[LocalCluster]:
     """Paced answers (a few seconds each) and a short lease; budgets far above the tests'."""
     flags = ("--pace", "0.04", "--turn-lease", str(LEASE_SECONDS), "--shutdown-deadline", "15")
-    with _cluster(tmp_path, *flags) as running:
+    with _cluster(tmp_path, postgres_url, *flags) as running:
+        assert "--sessions" in running.store_flags()
         yield running
 
 
@@ -117,9 +121,11 @@ def test_an_instance_killed_mid_answer_ends_the_turn_on_another_instance_after_i
     assert final["messages"][0]["content"] == QUESTION
 
 
-def test_one_clients_budget_over_three_instances_is_the_budget_of_one(tmp_path: Path) -> None:
+def test_one_clients_budget_over_three_instances_is_the_budget_of_one(
+    tmp_path: Path, postgres_url: str
+) -> None:
     flags = ("--rate-capacity", str(RATE_CAPACITY), "--rate-refill", "0.001")
-    with _cluster(tmp_path, *flags) as cluster:
+    with _cluster(tmp_path, postgres_url, *flags) as cluster:
         redis = cluster.redis
         assert redis is not None
 

@@ -4,8 +4,11 @@
 
 - a `redis-server` (`LocalRedis`) holding the shared rate-limit buckets;
 - the instances (`python -m agentskit_web.server.ask_serve`, each on a port it
-  picks) sharing one session store (`--sessions-db`: one SQLite file, or a
-  PostgreSQL URL) and that Redis, with the balancer as trusted proxy;
+  picks) sharing one turn session store and that Redis, with the balancer as
+  trusted proxy. The store is PostgreSQL (`--sessions postgresql://...`) when
+  `sessions` is such a URL (a database the caller made, e.g. on a
+  `LocalPostgres`), else one SQLite file in the folder shared by every
+  instance (`--sessions-db`), which works on one machine only;
 - Debian's haproxy (`haproxy -db -f <config>`) in front on a free port, its
   configuration rendered by `server.haproxy_config` (the one docs/deployment.md
   shows), with an admin socket in the folder from which `states()` reads what
@@ -34,6 +37,8 @@ import httpx
 
 from ..server.haproxy_config import Upstream, haproxy_config
 from ..server.static import StaticSite
+from ..server.turn_session_port import TurnSessionStorePort, is_postgres_url
+from ..server.turn_store import TurnSessionStore
 from .local_redis import LocalRedis
 
 INSTANCE_START_SECONDS: Final = 60.0
@@ -120,7 +125,7 @@ class LocalCluster:
     site_file: Path | None = None
     docs: Path | None = None
     sessions: str | None = None
-    """The shared session store (`--sessions-db`): default, an SQLite file in `folder`."""
+    """The shared turn session store: a postgresql:// URL, else an SQLite file in `folder`."""
     flags: tuple[str, ...] = ()
     """More `serve-ask` flags for every instance (pace, lease, rate budget...)."""
     site: Path | None = None
@@ -144,6 +149,20 @@ class LocalCluster:
     def config_file(self) -> Path:
         return self.folder / "haproxy.cfg"
 
+    def store_flags(self) -> list[str]:
+        """The `serve-ask` flags naming the shared turn session store."""
+        if self.sessions is not None and is_postgres_url(self.sessions):
+            return ["--sessions", self.sessions]
+        return ["--sessions-db", self.sessions or str(self.folder / "sessions.sqlite3")]
+
+    def open_store(self) -> TurnSessionStorePort:
+        """The shared turn store, opened by this process too (close it after use)."""
+        if self.sessions is not None and is_postgres_url(self.sessions):
+            from ..server.turn_store_postgres import PostgresTurnSessionStore
+
+            return PostgresTurnSessionStore(self.sessions)
+        return TurnSessionStore(self.sessions or str(self.folder / "sessions.sqlite3"))
+
     def start(self) -> "LocalCluster":
         try:
             self._start()
@@ -156,13 +175,11 @@ class LocalCluster:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.redis = LocalRedis(self.folder)
         self.redis.start()
-        sessions = self.sessions or str(self.folder / "sessions.sqlite3")
         for number in range(1, self.instances + 1):
             command = [
                 sys.executable, "-m", "agentskit_web.server.ask_serve",
-                "--host", "127.0.0.1", "--port", "0",
-                "--sessions-db", sessions, "--rate-limit", self.redis.url,
-                "--trusted-proxy", "127.0.0.1",
+                "--host", "127.0.0.1", "--port", "0", *self.store_flags(),
+                "--rate-limit", self.redis.url, "--trusted-proxy", "127.0.0.1",
             ]  # fmt: skip
             if self.site_file is not None:
                 command += ["--site", str(self.site_file)]

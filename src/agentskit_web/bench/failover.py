@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..chat.turn.adapter import TurnUpdate, create_turn_adapter
-from ..server.turn_store import TurnSessionKey, TurnSessionStore
+from ..server.turn_session_port import TurnSessionKey
 from ..transports.httpx_transport import HttpxTransport
 from .cluster import LocalCluster
 
@@ -67,14 +67,9 @@ def _text_of(update: TurnUpdate) -> str:
     return str(last.content) if last is not None and last.role == "assistant" else ""
 
 
-def session_store(cluster: LocalCluster) -> TurnSessionStore:
-    """The cluster's shared turn store, opened by this process (a reader of the same file)."""
-    return TurnSessionStore(cluster.sessions or str(cluster.folder / "sessions.sqlite3"))
-
-
 def stored_session(cluster: LocalCluster, site_id: str, session_id: str) -> dict[str, Any]:
     """The session as stored: its envelope and messages (wire dicts)."""
-    store = session_store(cluster)
+    store = cluster.open_store()
     try:
         row = store.load_sync(TurnSessionKey(site_id, "anonymous", session_id))
     finally:
