@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
+from agentskit_web.bench.balancer import format_failover
 from agentskit_web.bench.cluster import LocalCluster
 from agentskit_web.bench.failover import kill_mid_answer, stored_session, streaming_instance
 from agentskit_web.chat.turn.adapter import build_submit, new_session_id
@@ -85,6 +86,7 @@ def test_a_turn_resumed_on_reload_lands_on_the_other_instances_with_the_same_sna
     # never ran the turn, and each answered the final snapshot the turn ended with.
     assert served == ["ask1", "ask2", "ask3"]
     assert [response.status_code for response in bodies] == [200, 200, 200]
+    assert httpx.get(cluster.url + "/metrics", timeout=10).status_code == 403  # operators only
     assert [response.text.strip() for response in bodies] == [raw[-1]] * 3  # byte for byte
 
 
@@ -92,6 +94,8 @@ def test_an_instance_killed_mid_answer_ends_the_turn_on_another_instance_after_i
     cluster: LocalCluster,
 ) -> None:
     seen = kill_mid_answer(cluster, SITE_ID, QUESTION)
+    row = format_failover([seen]).splitlines()[3]  # the bench's row for this trial
+    assert row.split()[:2] == ["1", seen.killed] and " met " in row, row
     assert not cluster.member(seen.killed).running
     # The reader reconnected through the balancer to the live instances until the lease ran
     # out, then got the settled snapshot: an error the widget offers Retry for, never busy.

@@ -165,9 +165,10 @@ def run_balancer_bench(
             "--pace", str(FAILOVER_PACE_SECONDS), "--turn-lease", str(FAILOVER_LEASE_SECONDS),
         )  # fmt: skip
         failovers: list[Failover] = []
-        with cluster("failover", paced) as c:
-            for _ in range(trials):
-                failovers.append(kill_mid_answer(c, site_id, FAILOVER_QUESTION))
+        if trials:
+            with cluster("failover", paced) as c:
+                for _ in range(trials):
+                    failovers.append(kill_mid_answer(c, site_id, FAILOVER_QUESTION))
     return throughput, failovers
 
 

@@ -25,11 +25,15 @@ The choices, and why:
   `--trusted-proxy` naming the balancer so that the rate limit is per reader.
 - An optional second backend serves everything that is not the API (the
   built site), so the page and its Ask endpoint share one origin.
+- `/metrics` is refused at the balancer: traffic counts are for the
+  operator's Prometheus, which scrapes each instance's own address.
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
+
+from .operations import METRICS_PATH
 
 HEALTH_CHECK_INTERVAL_MS: Final = 500
 """How often haproxy asks each instance's `/readyz`."""
@@ -96,6 +100,7 @@ def haproxy_config(
         "frontend docs",
         f"    bind {bind}",
         "    http-request set-header X-Forwarded-For %[src]",
+        f"    http-request deny deny_status 403 if {{ path {METRICS_PATH} }}",
     ]
     if site is not None:
         lines += [f"    use_backend ask if {{ path_beg {API_PREFIX} }}", "    default_backend site"]
