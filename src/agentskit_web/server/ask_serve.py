@@ -85,7 +85,7 @@ from .site_source import (
     from_site_dir,
 )
 from .static import bind_socket
-from .turn_app import DEFAULT_TURN_PATH, mount_turn
+from .turn_app import DEFAULT_TURN_PATH, TURN_LEASE_SECONDS, mount_turn
 from .turn_session_port import (
     TURN_STORE_MAX_SESSIONS_TOTAL,
     TurnSessionKey,
@@ -152,6 +152,7 @@ class AskServeConfig:
     openai_allow_http: bool = False
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
+    turn_lease: float = TURN_LEASE_SECONDS
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -310,8 +311,11 @@ def build_app(config: AskServeConfig) -> Starlette:
         raise StartupError(str(error)) from error
     if not config.turn_path.startswith("/") or config.turn_path == config.path:
         raise StartupError("--turn-path must be a path starting with / and differ from --path.")
-    mount_turn(app, turn_store, path=config.turn_path)
+    if not (config.turn_lease > 0 and math.isfinite(config.turn_lease)):
+        raise StartupError("--turn-lease must be a positive number of seconds.")
+    turn = mount_turn(app, turn_store, path=config.turn_path, lease_seconds=config.turn_lease)
     drain = Drain()
+    drain.background.append(turn.drain)
     app.state.ask.shutdown = drain
     operations = Operations(metrics, drain, _readiness_probes(app, turn_store, rate_limiter))
     mount_operations(
@@ -500,6 +504,13 @@ def _parser() -> argparse.ArgumentParser:
         default=SHUTDOWN_DEADLINE_SECONDS,
         help="seconds running answers get after SIGTERM before they end as interrupted",
     )
+    add(
+        "--turn-lease",
+        type=float,
+        default=TURN_LEASE_SECONDS,
+        help="seconds a running turn's lease lasts without a save; after it, any instance "
+        "ends the turn as interrupted",
+    )
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
     add("--openai-model", help="model name sent to the endpoint")
@@ -579,6 +590,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         openai_allow_http=args.openai_allow_http,
         rate_limit=args.rate_limit,
         shutdown_deadline=args.shutdown_deadline,
+        turn_lease=args.turn_lease,
     )
 
 
