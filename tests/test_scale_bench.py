@@ -4,8 +4,17 @@ from agentskit_web.bench.balancer import format_throughput, run_balancer_bench
 from agentskit_web.bench.scale import format_scale, run_scale_bench
 
 
-def test_scale_bench_measures_both_limiters_in_one_run() -> None:
-    answers, limiters = run_scale_bench(questions=6, warmup=1, limiter_calls=40, spaced_calls=8)
+def test_scale_bench_measures_both_limiters_and_all_session_stores_in_one_run() -> None:
+    result = run_scale_bench(
+        questions=6, warmup=1, limiter_calls=40, spaced_calls=8, turn_questions=6
+    )
+    answers, limiters = result.answers, result.limiters
+    assert [s.name for s in result.turns] == [
+        "SQLite + memory limiter (default)",
+        "PostgreSQL sessions",
+        "PostgreSQL + Redis limiter",
+    ]
+    assert all(len(s.samples_ms) == 6 and s.failed == 0 for s in result.turns)
     assert [s.name for s in answers] == [
         "in-process limiter (default)",
         "Redis limiter (--rate-limit)",

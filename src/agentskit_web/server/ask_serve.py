@@ -153,8 +153,6 @@ class AskServeConfig:
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
     turn_lease: float = TURN_LEASE_SECONDS
-    """Seconds a turn's lease lasts after its last save: how long a turn whose instance died
-    keeps its session busy before another instance ends it (docs/deployment.md)."""
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -313,10 +311,11 @@ def build_app(config: AskServeConfig) -> Starlette:
         raise StartupError(str(error)) from error
     if not config.turn_path.startswith("/") or config.turn_path == config.path:
         raise StartupError("--turn-path must be a path starting with / and differ from --path.")
-    if not config.turn_lease > 0:
-        raise StartupError("--turn-lease must be > 0 seconds.")
-    mount_turn(app, turn_store, path=config.turn_path, lease_seconds=config.turn_lease)
+    if not (config.turn_lease > 0 and math.isfinite(config.turn_lease)):
+        raise StartupError("--turn-lease must be a positive number of seconds.")
+    turn = mount_turn(app, turn_store, path=config.turn_path, lease_seconds=config.turn_lease)
     drain = Drain()
+    drain.background.append(turn.drain)
     app.state.ask.shutdown = drain
     operations = Operations(metrics, drain, _readiness_probes(app, turn_store, rate_limiter))
     mount_operations(
@@ -509,8 +508,8 @@ def _parser() -> argparse.ArgumentParser:
         "--turn-lease",
         type=float,
         default=TURN_LEASE_SECONDS,
-        help="seconds a turn's lease lasts after its last save (how long a dead instance's "
-        "turn keeps the session busy)",
+        help="seconds a running turn's lease lasts without a save; after it, any instance "
+        "ends the turn as interrupted",
     )
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")

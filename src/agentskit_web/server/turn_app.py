@@ -77,6 +77,7 @@ from .ask_app import (
     ASK_BACKEND_ANSWER_MAX_CHARS,
     MESSAGES,
     AskEndpoint,
+    ShutdownWatch,
     _Admission,
     _ClientGone,
     _close_quietly,
@@ -89,6 +90,7 @@ from .metrics import MetricRecorder
 from .persistence import SESSION_RECORD_MAX_MESSAGES, PersistenceError
 from .turn_errors import (
     CHAT_TURN_FAILED,
+    CHAT_TURN_INTERRUPTED,
     REQUEST_INVALID_EVENT,
     REQUEST_INVALID_JSON,
     REQUEST_METHOD_NOT_ALLOWED,
@@ -122,8 +124,13 @@ from .turn_store import TurnSessionStore
 _LOG: Final = logging.getLogger("agentskit_web.turn")
 
 DEFAULT_TURN_PATH: Final = "/api/turn"
-TURN_LEASE_SECONDS: Final = 30.0
-"""Server policy: an `activeTurn` lease lasts this long and is renewed by every save."""
+TURN_LEASE_SECONDS: Final = 10.0
+"""Server policy: an `activeTurn` lease lasts this long; every save renews it, and a turn
+that has not saved for a third of it (a model thinking) renews it with a snapshot of its
+own. Shorter than the adapter's resume window (15.7 s), so a reader whose instance died
+is told the answer was interrupted before the adapter gives up resuming."""
+TURN_LEASE_RENEW_FRACTION: Final = 1 / 3
+"""A running turn renews its lease when this fraction of it passed without a save."""
 TURN_SNAPSHOT_INTERVAL_SECONDS: Final = 0.016
 """Server policy: at most one streaming snapshot per this interval (about one frame)."""
 ANONYMOUS_SESSION_ID_MIN_CHARS: Final = CAPABILITY_ID_MIN_CHARS
@@ -317,6 +324,10 @@ class _TurnState:
     pending: list[str] = field(default_factory=list)
     save_seconds: float = 0.0
     """How long the last save took: the snapshot clock waits at least this long."""
+    saved_at: float = 0.0
+    """When the last save ended (monotonic): the lease is renewed when none came for a while."""
+    commit_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    """The coalescer and the lease renewal both save: one compare-and-set at a time."""
 
     @property
     def cursor(self) -> int:
@@ -562,7 +573,15 @@ class TurnEndpoint:
     async def _settle_expired(
         self, key: TurnSessionKey, row: TurnSessionRow
     ) -> TurnSessionRow | None:
-        """Record an expired lease's turn as `indeterminate`; None if another writer won."""
+        """End an expired lease's turn as interrupted; None if another writer won.
+
+        The lease's holder stopped saving (it died, or stalled past the lease):
+        its unfinished answer is marked `error`, the snapshot says
+        CHAT_TURN_INTERRUPTED (retryable: the reader gets Retry), and the
+        envelope records the turn as `indeterminate`. One compare-and-set, so
+        of several instances settling at once one writes it; the holder, if it
+        is still alive, loses its next save and stops.
+        """
         envelope = row.envelope.to_wire()
         active = envelope.pop("activeTurn")
         turn_id = active["turnId"]
@@ -583,7 +602,7 @@ class TurnEndpoint:
             "error",
             {"promptTokens": 0, "completionTokens": 0, "totalTokens": 0},
             _last_lineage(row.last_snapshot),
-            CHAT_TURN_FAILED.to_wire(),
+            CHAT_TURN_INTERRUPTED.to_wire(),
         )
         try:
             saved = await self._save(key, envelope, messages, line, row.cursor)
@@ -781,9 +800,31 @@ class TurnEndpoint:
         )
 
     async def _commit(
-        self, state: _TurnState, run: _TurnRun, status: str, error: Any = None
+        self,
+        state: _TurnState,
+        run: _TurnRun,
+        status: str,
+        error: Any = None,
+        outcome: str = "completed",
     ) -> bool:
-        """Save the next state with a compare-and-set, then send it; False when the CAS lost."""
+        """Save the next state with a compare-and-set, then send it; False when the CAS lost.
+
+        One commit at a time per turn (the coalescer and the lease renewal both
+        commit), and shielded from cancellation: a save that reached the store
+        is always recorded in `state`, so the shutdown's final commit never
+        loses its compare-and-set to the turn's own last save.
+        """
+        saved = False
+        async with state.commit_lock:
+            if status == "streaming" and _ended(state):
+                return True  # a renewal that came after the final save: nothing to renew
+            with anyio.CancelScope(shield=True):
+                saved = await self._commit_now(state, run, status, error, outcome)
+        return saved
+
+    async def _commit_now(
+        self, state: _TurnState, run: _TurnRun, status: str, error: Any, outcome: str
+    ) -> bool:
         expected = state.cursor
         envelope = dict(state.envelope)
         envelope["cursor"] = expected + 1
@@ -792,13 +833,14 @@ class TurnEndpoint:
             envelope["activeTurn"] = {"turnId": state.turn_id, "expiresAt": self._lease_end()}
         else:
             envelope.pop("activeTurn", None)
-            envelope["terminalTurns"] = _terminal(envelope, state.turn_id, "completed")
+            envelope["terminalTurns"] = _terminal(envelope, state.turn_id, outcome)
         previous = state.envelope
         state.envelope = envelope
         line = self._state_line(state, status, error)
         started = self.ask.clock.monotonic()
         saved = await self._save(state.key, envelope, state.messages(), line, expected)
-        state.save_seconds = self.ask.clock.monotonic() - started
+        state.saved_at = self.ask.clock.monotonic()
+        state.save_seconds = state.saved_at - started
         if not saved:
             state.envelope = previous
             return False
@@ -816,7 +858,7 @@ class TurnEndpoint:
             wall_clock=self.ask.clock.wall,
         )
         try:
-            ok = await self._produce(state, run, recorder)
+            ok = await self._produce_guarded(state, run, recorder)
             if not ok:
                 _LOG.warning(
                     "turn lost its session to another writer: session=%s turn=%s",
@@ -832,6 +874,62 @@ class TurnEndpoint:
             self._runs.pop(state.key, None)
             if run.client:
                 self.running.release(run.client)
+
+    async def _produce_guarded(
+        self, state: _TurnState, run: _TurnRun, recorder: MetricRecorder
+    ) -> bool:
+        """`_produce` beside the lease renewal and the shutdown deadline; False: CAS lost.
+
+        At the deadline (SIGTERM, `--shutdown-deadline`) the answer stops where
+        it is and the turn ends as interrupted, saved, so every instance and
+        every resume shows it, rather than being cut off with its lease left
+        to expire.
+        """
+        interrupted = lost = False
+        state.saved_at = self.ask.clock.monotonic()
+        async with anyio.create_task_group() as group:
+
+            async def renew() -> None:
+                nonlocal lost
+                every = self.lease_seconds * TURN_LEASE_RENEW_FRACTION
+                while True:
+                    idle = self.ask.clock.monotonic() - state.saved_at
+                    if idle < every:
+                        await anyio.sleep(every - idle)
+                        continue
+                    if not await self._commit(state, run, "streaming"):
+                        lost = True
+                        group.cancel_scope.cancel()
+                        return
+
+            async def watch_shutdown(shutdown: ShutdownWatch) -> None:
+                nonlocal interrupted
+                await shutdown.wait_expired()
+                interrupted = True
+                group.cancel_scope.cancel()
+
+            group.start_soon(renew)
+            if self.ask.shutdown is not None:
+                group.start_soon(watch_shutdown, self.ask.shutdown)
+            ok = False
+            try:
+                ok = await self._produce(state, run, recorder)
+            finally:
+                group.cancel_scope.cancel()
+        if lost:
+            return False
+        if interrupted:  # the turn may have saved its final snapshot just before
+            return True if _ended(state) else await self._interrupt(state, run)
+        return ok
+
+    async def _interrupt(self, state: _TurnState, run: _TurnRun) -> bool:
+        """End the turn now: what was written so far, status error, CHAT_TURN_INTERRUPTED."""
+        with contextlib.suppress(ProtocolError):  # a tail that no longer fits is dropped
+            self._flush_text(state, final=True)
+        state.assistant["status"] = "error"
+        return await self._commit(
+            state, run, "error", CHAT_TURN_INTERRUPTED.to_wire(), outcome="indeterminate"
+        )
 
     def _diagnostic(self, run: _TurnRun, state: _TurnState, spec: TurnErrorSpec) -> None:
         event = {
@@ -1069,6 +1167,11 @@ class _Asgi:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _ended(state: _TurnState) -> bool:
+    """The turn's final snapshot was saved (no lease left)."""
+    return "activeTurn" not in state.envelope
 
 
 def _append(state: _TurnState, chunk: str) -> None:
