@@ -25,6 +25,7 @@ from agentskit_web.bench.cluster import LocalCluster
 from agentskit_web.bench.failover import stored_session, streaming_instance
 from agentskit_web.bench.local_postgres import LocalPostgres
 from agentskit_web.chat.widget_config import DEFAULT_STRINGS
+from agentskit_web.server.turn_errors import CHAT_TURN_INTERRUPTED
 from agentskit_web.testing import AskWidget
 from e2e_support import ROOT, Watch
 
@@ -121,7 +122,7 @@ def test_a_killed_instance_mid_answer_reconnects_then_ends_interrupted_with_a_wo
     gets = [r for r in requests if r.method == "GET"]
     assert len(gets) >= 2, "the widget resumed through the balancer until the lease ran out"
     answer = page.locator("agentskit-ask .ak-assistant").last
-    expect(answer.locator("[role=alert]")).to_be_visible()
+    expect(answer.locator("[role=alert]")).to_contain_text(CHAT_TURN_INTERRUPTED.message)
     expect(answer.locator(".ak-retry-answer")).to_be_enabled()
 
     (submit,) = [json.loads(r.post_data or "{}") for r in requests if r.method == "POST"]

@@ -100,7 +100,7 @@ def test_an_instance_killed_mid_answer_ends_the_turn_on_another_instance_after_i
     # The reader reconnected through the balancer to the live instances until the lease ran
     # out, then got the settled snapshot: an error the widget offers Retry for, never busy.
     assert seen.reconnects >= 1 and seen.resumed >= 1
-    assert seen.status == "error" and seen.error_code == "CHAT_TURN_FAILED"
+    assert seen.status == "error" and seen.error_code == "CHAT_TURN_INTERRUPTED"
     assert seen.ended_after_kill >= seen.lease_end_after_kill
     assert seen.after_lease <= 2.5, seen
     users = [m for m in seen.messages if m["role"] == "user"]

@@ -13,7 +13,9 @@ The choices, and why:
 - `option httpchk GET /readyz` every `HEALTH_CHECK_INTERVAL_MS`, out after
   `HEALTH_CHECK_FALL` failures, back after `HEALTH_CHECK_RISE` successes:
   a draining instance answers 503 there (and soon refuses connections), so it
-  is taken out within about a second.
+  is taken out within about a second. A check may take
+  `HEALTH_CHECK_TIMEOUT_MS`: a slow answer from a busy instance is not a
+  failure (haproxy's default, `inter`, took all three out at once under load).
 - `retries` with `option redispatch`: a request whose connection to an
   instance is refused (the instance was killed, before the health check
   noticed) is sent to another instance instead of failing; nothing was sent
@@ -33,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .operations import METRICS_PATH
+from .operations import METRICS_PATH, READY_CHECK_TIMEOUT_SECONDS
 
 HEALTH_CHECK_INTERVAL_MS: Final = 500
 """How often haproxy asks each instance's `/readyz`."""
@@ -41,6 +43,10 @@ HEALTH_CHECK_FALL: Final = 2
 """Failed checks in a row that take an instance out (about one second)."""
 HEALTH_CHECK_RISE: Final = 2
 """Passed checks in a row that bring an instance back."""
+HEALTH_CHECK_TIMEOUT_MS: Final = int(READY_CHECK_TIMEOUT_SECONDS * 1000) + 1_000
+"""How long one check may take: `/readyz` bounds its own probes at READY_CHECK_TIMEOUT_SECONDS,
+plus a second for a busy machine. Without it haproxy allows only `inter` (500 ms), and on a
+loaded host slow answers took every instance out at once (seen in the tests)."""
 CONNECT_RETRIES: Final = 2
 """Connection attempts haproxy retries (on another instance) before answering 503."""
 TIMEOUT_CONNECT_MS: Final = 1_000
@@ -94,6 +100,7 @@ def haproxy_config(
         f"    timeout connect {TIMEOUT_CONNECT_MS}ms",
         f"    timeout client {TIMEOUT_CLIENT_SECONDS}s",
         f"    timeout server {TIMEOUT_SERVER_SECONDS}s",
+        f"    timeout check {HEALTH_CHECK_TIMEOUT_MS}ms",
         f"    retries {CONNECT_RETRIES}",
         "    option redispatch 1",
         "",
