@@ -22,6 +22,7 @@ import pytest
 from agentskit_web.bench.balancer import format_failover
 from agentskit_web.bench.cluster import LocalCluster
 from agentskit_web.bench.failover import kill_mid_answer, stored_session, streaming_instance
+from agentskit_web.bench.local_postgres import LocalPostgres
 from agentskit_web.chat.turn.adapter import build_submit, new_session_id
 from agentskit_web.server.haproxy_config import HEALTH_CHECK_FALL, HEALTH_CHECK_INTERVAL_MS
 
@@ -30,10 +31,15 @@ SITE = ROOT / "docs" / "site.json"
 SITE_ID = json.loads(SITE.read_text(encoding="utf-8"))["siteId"]
 QUESTION = "How do I configure rate limiting?"
 RATE_CAPACITY = 6
+SHORT_DEADLINE_SECONDS = 0.5
 LEASE_SECONDS = 2.0
 RESUMED_2XX = 'agentskit_http_responses_total{route="turn_resume",status_class="2xx"}'
 RESUMED_4XX = 'agentskit_http_responses_total{route="turn_resume",status_class="4xx"}'
 TURN_2XX = 'agentskit_http_responses_total{route="turn",status_class="2xx"}'
+
+
+PACED = ("--pace", "0.04", "--turn-lease", str(LEASE_SECONDS), "--shutdown-deadline", "15")
+"""Answers of a few seconds, a short lease, budgets far above the tests'."""
 
 
 def _cluster(tmp_path: Path, sessions: str, *flags: str) -> LocalCluster:
@@ -42,12 +48,26 @@ def _cluster(tmp_path: Path, sessions: str, *flags: str) -> LocalCluster:
     )
 
 
+@pytest.fixture(scope="module")
+def shared(
+    tmp_path_factory: pytest.TempPathFactory, postgres_server: LocalPostgres
+) -> Iterator[LocalCluster]:
+    """One cluster for the tests that each take at most one instance out, by name.
+
+    ask1 drains with a 15 s deadline, ask3 with one shorter than an answer (it ends answers
+    as interrupted); the reload test uses whichever instances are still running.
+    """
+    cluster = _cluster(tmp_path_factory.mktemp("shared"), postgres_server.create_database(), *PACED)
+    cluster.member_flags["ask3"] = ("--shutdown-deadline", str(SHORT_DEADLINE_SECONDS))
+    with cluster as running:
+        assert "--sessions" in running.store_flags()
+        yield running
+
+
 @pytest.fixture
 def cluster(tmp_path: Path, postgres_url: str) -> Iterator[LocalCluster]:
-    """Paced answers (a few seconds each) and a short lease; budgets far above the tests'."""
-    flags = ("--pace", "0.04", "--turn-lease", str(LEASE_SECONDS), "--shutdown-deadline", "15")
-    with _cluster(tmp_path, postgres_url, *flags) as running:
-        assert "--sessions" in running.store_flags()
+    """A cluster of its own (for the test that kills whichever instance streams)."""
+    with _cluster(tmp_path, postgres_url, *PACED) as running:
         yield running
 
 
@@ -70,24 +90,28 @@ def _submit_lines(client: httpx.Client, url: str, session_id: str) -> list[dict[
 
 
 def test_a_turn_resumed_on_reload_lands_on_the_other_instances_with_the_same_snapshot(
-    cluster: LocalCluster,
+    shared: LocalCluster,
 ) -> None:
+    cluster = shared
+    running = sorted(m.name for m in cluster.members if m.running)
+    assert len(running) >= 2
     session_id = new_session_id()
     with httpx.Client(timeout=60) as client:
+        turns_before = _per_instance(cluster, TURN_2XX)
         raw = _submit_raw(client, cluster.url, session_id)
         assert json.loads(raw[-1])["payload"]["status"] == "complete"
-        submitted_on = [name for name, n in _per_instance(cluster, TURN_2XX).items() if n]
-        assert len(submitted_on) == 1
+        turns_after = _per_instance(cluster, TURN_2XX)
+        (submitted_on,) = [n for n in turns_after if turns_after[n] > turns_before[n]]
         before = _per_instance(cluster, RESUMED_2XX)
-        bodies = [client.get(f"{cluster.url}/api/turn/{session_id}") for _ in range(3)]
+        bodies = [client.get(f"{cluster.url}/api/turn/{session_id}") for _ in running]
     after = _per_instance(cluster, RESUMED_2XX)
     served = sorted(name for name in after if after[name] > before[name])
-    # Round robin, no stickiness: the three reloads went to the three instances, two of which
-    # never ran the turn, and each answered the final snapshot the turn ended with.
-    assert served == ["ask1", "ask2", "ask3"]
-    assert [response.status_code for response in bodies] == [200, 200, 200]
+    # Round robin, no stickiness: one reload per instance reached every instance, the ones
+    # that never ran the turn included, and each answered the snapshot the turn ended with.
+    assert served == running and set(served) - {submitted_on}
+    assert [response.status_code for response in bodies] == [200] * len(running)
     assert httpx.get(cluster.url + "/metrics", timeout=10).status_code == 403  # operators only
-    assert [response.text.strip() for response in bodies] == [raw[-1]] * 3  # byte for byte
+    assert [response.text.strip() for response in bodies] == [raw[-1]] * len(running)
 
 
 def test_an_instance_killed_mid_answer_ends_the_turn_on_another_instance_after_its_lease(
@@ -160,9 +184,13 @@ def _flush(port: int) -> None:
         assert sock.recv(16).startswith(b"+OK")
 
 
-def test_sigterm_during_an_answer_lets_it_finish_and_the_health_check_takes_the_instance_out(
-    cluster: LocalCluster,
-) -> None:
+def _sigterm_mid_answer(cluster: LocalCluster, name: str) -> tuple[list[dict[str, Any]], bool]:
+    """An answer from instance `name` (alone in rotation until it streams), SIGTERM on it.
+
+    Returns the answer's lines and whether it was still streaming when haproxy had the
+    instance out; asserts that this took at most about `fall + 1` check intervals, that
+    readers asking meanwhile reached the other instances, and that the instance exited 0.
+    """
     session_id = new_session_id()
     lines: list[dict[str, Any]] = []
     with httpx.Client(timeout=60) as client:
@@ -170,24 +198,54 @@ def test_sigterm_during_an_answer_lets_it_finish_and_the_health_check_takes_the_
         def read() -> None:
             lines.extend(_submit_lines(client, cluster.url, session_id))
 
+        cluster.only(name)
         reader = threading.Thread(target=read)
         reader.start()
-        streaming = None
         give_up = time.monotonic() + 30
-        while streaming is None and time.monotonic() < give_up:
-            streaming = streaming_instance(cluster)
-        assert streaming is not None
-        instance = cluster.member(streaming)
+        while streaming_instance(cluster) != name and time.monotonic() < give_up:
+            time.sleep(0.02)
+        cluster.all_in()
+        instance = cluster.member(name)
         instance.terminate()
-        took_out = cluster.wait_states({streaming: "DOWN"}, 10)
-        still_streaming = reader.is_alive()
-        # Readers asking now reach the other instances.
+        took_out = cluster.wait_states({name: "DOWN"}, 10)
+        streaming_when_out = reader.is_alive()
         others = [client.get(cluster.url + "/readyz").status_code for _ in range(4)]
         reader.join(60)
-        exit_status = instance.wait(30)
-    assert still_streaming, "the answer ended before the instance was out: pace it slower"
+        assert instance.wait(30) == 0
+    assert others == [200, 200, 200, 200]  # readers asking meanwhile reach the others
     limit = (HEALTH_CHECK_FALL + 1) * HEALTH_CHECK_INTERVAL_MS / 1000 + 1
     assert took_out <= limit, took_out
-    assert others == [200, 200, 200, 200]
+    return lines, streaming_when_out
+
+
+def test_sigterm_during_an_answer_lets_it_finish_and_the_health_check_takes_the_instance_out(
+    shared: LocalCluster,
+) -> None:
+    lines, streaming_when_out = _sigterm_mid_answer(shared, "ask1")  # deadline 15 s
+    assert streaming_when_out, "the answer ended before the instance was out: pace it slower"
     assert lines[-1]["payload"]["status"] == "complete"
-    assert exit_status == 0
+
+
+def test_sigterm_past_its_deadline_ends_the_answer_interrupted_and_retry_answers(
+    shared: LocalCluster,
+) -> None:
+    cluster = shared
+    lines, _ = _sigterm_mid_answer(cluster, "ask3")  # deadline 0.5 s
+    final = lines[-1]["payload"]
+    assert final["status"] == "error"
+    assert final["error"]["code"] == "CHAT_TURN_INTERRUPTED" and final["error"]["retryable"]
+    session_id = lines[-1]["sessionId"]
+    stored = stored_session(cluster, SITE_ID, session_id)
+    assert "activeTurn" not in stored["envelope"]
+    question = stored["messages"][0]
+    lineage = {
+        "operation": "retry",
+        "parentTurnId": question["metadata"]["turnId"],
+        "sourceMessageId": question["id"],
+    }
+    with httpx.Client(timeout=60) as client:
+        retried = json.loads(_submit_raw(client, cluster.url, session_id, lineage)[-1])
+    assert retried["payload"]["status"] == "complete"
+    assert [m["content"] for m in retried["payload"]["messages"] if m["role"] == "user"] == [
+        QUESTION
+    ]

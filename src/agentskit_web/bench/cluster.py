@@ -128,6 +128,8 @@ class LocalCluster:
     """The shared turn session store: a postgresql:// URL, else an SQLite file in `folder`."""
     flags: tuple[str, ...] = ()
     """More `serve-ask` flags for every instance (pace, lease, rate budget...)."""
+    member_flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Flags for one instance by name (`ask1`...), after `flags` (so they win)."""
     site: Path | None = None
     """A built site to serve behind the same frontend (everything not under /api/)."""
     redis: LocalRedis | None = None
@@ -185,7 +187,9 @@ class LocalCluster:
                 command += ["--site", str(self.site_file)]
             if self.docs is not None:
                 command += ["--docs", str(self.docs)]
-            self.members.append(Instance(f"ask{number}", [*command, *self.flags]))
+            name = f"ask{number}"
+            own = self.member_flags.get(name, ())
+            self.members.append(Instance(name, [*command, *self.flags, *own]))
         # All at once (they import in parallel); the store's schema set-up waits on its lock.
         for member in self.members:
             member.spawn()
@@ -229,6 +233,18 @@ class LocalCluster:
             while chunk := sock.recv(65536):
                 data += chunk
         return data.decode()
+
+    def only(self, name: str) -> None:
+        """Send every request to `name` (the others in maintenance) until `all_in()`."""
+        for member in self.members:
+            if member.running:
+                self.set_in_rotation(member.name, member.name == name)
+
+    def all_in(self) -> None:
+        """Every instance still running back in rotation."""
+        for member in self.members:
+            if member.running:
+                self.set_in_rotation(member.name, True)
 
     def set_in_rotation(self, name: str, enabled: bool) -> None:
         """Put an instance in or out of the balancer's rotation (maintenance mode)."""
