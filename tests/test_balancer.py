@@ -117,9 +117,9 @@ def test_a_turn_resumed_on_reload_lands_on_the_other_instances_with_the_same_sna
 def test_an_instance_killed_mid_answer_ends_the_turn_on_another_instance_after_its_lease(
     cluster: LocalCluster,
 ) -> None:
-    seen = kill_mid_answer(cluster, SITE_ID, QUESTION)
+    seen = kill_mid_answer(cluster, SITE_ID, QUESTION, LEASE_SECONDS)
     row = format_failover([seen]).splitlines()[3]  # the bench's row for this trial
-    assert row.split()[:2] == ["1", seen.killed] and " met " in row, row
+    assert row.split()[:4] == ["1", "2", "s", seen.killed] and " met " in row, row
     assert not cluster.member(seen.killed).running
     # The reader reconnected through the balancer to the live instances until the lease ran
     # out, then got the settled snapshot: an error the widget offers Retry for, never busy.

@@ -28,7 +28,9 @@ def test_scale_bench_measures_both_limiters_and_all_session_stores_in_one_run() 
 
 def test_balancer_bench_measures_one_and_three_instances_on_the_same_processes() -> None:
     # The failover half runs in tests/test_balancer.py (same code, `kill_mid_answer`).
-    throughput, failovers = run_balancer_bench(turns=8, clients=2, warmup=2, trials=0)
+    throughput, failovers = run_balancer_bench(
+        turns=8, clients=2, warmup=2, trials=0, default_lease_trials=0
+    )
     assert [(s.instances, len(s.samples_ms), s.failed) for s in throughput] == [
         (1, 8, 0),
         (3, 8, 0),

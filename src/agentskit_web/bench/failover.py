@@ -34,6 +34,8 @@ class Failover:
 
     killed: str
     session_id: str
+    lease_seconds: float
+    """The instances' `--turn-lease`."""
     lease_end_after_kill: float
     """When the turn's lease ran out (the last save before the kill + the lease length)."""
     ended_after_kill: float
@@ -79,7 +81,9 @@ def stored_session(cluster: LocalCluster, site_id: str, session_id: str) -> dict
     return {"envelope": row.envelope.to_wire(), "messages": list(row.messages)}
 
 
-async def _kill_mid_answer(cluster: LocalCluster, site_id: str, question: str) -> Failover:
+async def _kill_mid_answer(
+    cluster: LocalCluster, site_id: str, question: str, lease_seconds: float
+) -> Failover:
     adapter = create_turn_adapter(
         endpoint=cluster.url + TURN_PATH, transport=HttpxTransport(), connect_timeout=30
     )
@@ -121,6 +125,7 @@ async def _kill_mid_answer(cluster: LocalCluster, site_id: str, question: str) -
     return Failover(
         killed=killed,
         session_id=session.id,
+        lease_seconds=lease_seconds,
         lease_end_after_kill=lease_end,
         ended_after_kill=ended,
         status=payload.status,
@@ -133,9 +138,14 @@ async def _kill_mid_answer(cluster: LocalCluster, site_id: str, question: str) -
     )
 
 
-def kill_mid_answer(cluster: LocalCluster, site_id: str, question: str) -> Failover:
-    """Run the scenario of the module doc (blocking) and return what the reader saw."""
-    return asyncio.run(_kill_mid_answer(cluster, site_id, question))
+def kill_mid_answer(
+    cluster: LocalCluster, site_id: str, question: str, lease_seconds: float
+) -> Failover:
+    """Run the scenario of the module doc (blocking) and return what the reader saw.
+
+    `lease_seconds` is the cluster's `--turn-lease`, recorded with the result.
+    """
+    return asyncio.run(_kill_mid_answer(cluster, site_id, question, lease_seconds))
 
 
 __all__ = ["Failover", "kill_mid_answer", "stored_session", "streaming_instance"]
