@@ -448,9 +448,9 @@ def test_an_expired_lease_ends_the_turn_as_interrupted(tmp_path: Path) -> None:
             await generator.started.wait()
             # The process "dies": its turn stops (no final save, no more renewals) and is
             # forgotten; its row keeps the lease.
-            for task in list(app.state.turn._tasks):
+            for task in list(app.state.turn.runner.tasks):
                 task.cancel()
-            app.state.turn._runs.clear()
+            app.state.turn.runner.runs.clear()
             await asyncio.sleep(0.1)
             resumed = await http.get(f"/api/turn/{session}")
             generator.release.set()
