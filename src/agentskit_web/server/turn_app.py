@@ -49,13 +49,11 @@ from .ask_app import (
     _Admission,
     _ClientGone,
     _is_json_media,
-    _raw,
     _Reject,
 )
 from .turn_errors import (
     REQUEST_METHOD_NOT_ALLOWED,
     REQUEST_UNSUPPORTED_MEDIA_TYPE,
-    TURN_STREAM_HEADERS,
 )
 from .turn_limits import TURN_SESSION_MAX_BYTES, RunningTurns
 from .turn_requests import (
@@ -67,7 +65,7 @@ from .turn_requests import (
     parse_submit,
     send_error,
 )
-from .turn_resume import admit_resume, follow
+from .turn_resume import admit_resume, follow, follow_stored, send_latest
 from .turn_runner import (
     RUN_RETAINED_LINES,
     TURN_LEASE_SECONDS,
@@ -162,22 +160,27 @@ class TurnEndpoint:
         headers = Headers(scope=scope)
         cors = self.ask._cors_headers(headers)
         try:
-            run, line = await admit_resume(self.runner, scope, headers, self._authenticate)
+            resume = await admit_resume(self.runner, scope, headers, self._authenticate)
         except TurnReject as reject:
             await send_error(send, reject, cors)
             return
+        run = resume.run
         if run is not None and run.count:
             await follow(run, run.count - 1, receive, send, cors)
             return
-        body = (line + "\n").encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": _raw({**TURN_STREAM_HEADERS, **cors}),
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        if not resume.runs_elsewhere:
+            await send_latest(resume, send, cors)
+            return
+        admission = _Admission()
+        try:
+            self.ask._take_slot(resume.client, admission)
+        except _Reject:  # the caller's in-flight cap is full: the latest snapshot, no follow
+            await send_latest(resume, send, cors)
+            return
+        try:
+            await follow_stored(self.runner, resume, receive, send, cors)
+        finally:
+            self.ask._release_slot(admission)
 
     def routes(self, path: str = DEFAULT_TURN_PATH) -> list[Route]:
         """The two routes (every method reaches the endpoint, which answers 405 itself)."""
