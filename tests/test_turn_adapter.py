@@ -428,21 +428,14 @@ def _cut_then(*resumes: ScriptedResponse | BaseException) -> ScriptedTransport:
 
 def test_resume_gives_up_after_exactly_resume_attempts() -> None:
     """At the limit: RESUME_ATTEMPTS - 1 failed resumes, then one that works; past it: none."""
-    from agentskit_web.bench.balancer import FAILOVER_GOAL_SECONDS
     from agentskit_web.chat.turn.adapter import (
         INTERRUPTED_MESSAGE,
         RESUME_ATTEMPTS,
         RESUME_BACKOFF_SECONDS,
-        RESUME_MAX_GAP_SECONDS,
     )
-    from agentskit_web.server.turn_app import TURN_LEASE_SECONDS
 
     assert len(RESUME_BACKOFF_SECONDS) == RESUME_ATTEMPTS
     assert list(RESUME_BACKOFF_SECONDS) == sorted(RESUME_BACKOFF_SECONDS)
-    # Never more than 2 s between attempts (the failover goal), over a window longer than
-    # the server's default turn lease (so a reader whose instance died sees it settled).
-    assert max(RESUME_BACKOFF_SECONDS) == RESUME_MAX_GAP_SECONDS == FAILOVER_GOAL_SECONDS
-    assert sum(RESUME_BACKOFF_SECONDS) > TURN_LEASE_SECONDS + RESUME_MAX_GAP_SECONDS
     done = ScriptedResponse(200, [snapshot(2, "a|b", "complete")])
     failures = [ConnectionError("down")] * (RESUME_ATTEMPTS - 1)
     transport = _cut_then(*failures, done)

@@ -25,7 +25,7 @@ from agentskit_web.protocol.wire_json import dump_json
 from agentskit_web.server.ask_app import create_ask_app
 from agentskit_web.server.generators import GenerationRequest
 from agentskit_web.server.persistence import PersistenceError
-from agentskit_web.server.turn_app import RUN_RETAINED_LINES, _TurnRun, mount_turn
+from agentskit_web.server.turn_app import RUN_RETAINED_LINES, mount_turn
 from agentskit_web.server.turn_limits import (
     CAPABILITY_ID_MIN_CHARS,
     TURN_INPUT_MAX_CHARS,
@@ -34,6 +34,7 @@ from agentskit_web.server.turn_limits import (
     RunningTurns,
     is_capability_id,
 )
+from agentskit_web.server.turn_runner import TurnRun
 from agentskit_web.server.turn_store import StoreFull, TurnSessionKey, TurnSessionStore
 
 CLIENT = ("203.0.113.7", 5000)
@@ -289,7 +290,7 @@ def test_the_snapshot_clock_waits_at_least_as_long_as_a_save_took(tmp_path: Path
 
 def test_a_running_turn_keeps_only_its_newest_lines() -> None:
     async def go() -> tuple[int, list[bytes], list[bytes]]:
-        run = _TurnRun(TurnSessionKey("s", "o", "x"))
+        run = TurnRun(TurnSessionKey("s", "o", "x"))
         for index in range(100):
             run.push(f"line {index}")
         late = [line async for line in _until_done(run, 0)]
@@ -302,7 +303,7 @@ def test_a_running_turn_keeps_only_its_newest_lines() -> None:
     assert resumed == [b"line 99\n"]
 
 
-async def _until_done(run: _TurnRun, start: int) -> AsyncIterator[bytes]:
+async def _until_done(run: TurnRun, start: int) -> AsyncIterator[bytes]:
     run.finish()
     async for line in run.follow(start):
         yield line

@@ -69,21 +69,15 @@ def start_turn_until_text(backend: BackendProcess, session: str) -> tuple[Any, A
     raise AssertionError("the answer never started")
 
 
-def latest(backend: BackendProcess, session: str) -> SnapshotTurnEvent:
-    response = httpx.get(f"{turn_url(backend)}/{session}", timeout=30)
+def resume(backend: BackendProcess, session: str) -> list[SnapshotTurnEvent]:
+    """Every snapshot one resume GET streams (another instance's turn is followed to its end)."""
+    response = httpx.get(f"{turn_url(backend)}/{session}", timeout=SETTLE_LIMIT_SECONDS)
     assert response.status_code == 200, response.text
-    lines = [line for line in response.text.splitlines() if line]
-    return snapshot_of(lines[-1])
+    return [snapshot_of(line) for line in response.text.splitlines() if line]
 
 
-def wait_settled(backend: BackendProcess, session: str) -> tuple[SnapshotTurnEvent, float]:
-    started = time.monotonic()
-    while time.monotonic() - started < SETTLE_LIMIT_SECONDS:
-        snapshot = latest(backend, session)
-        if snapshot.payload.status != "streaming":
-            return snapshot, time.monotonic() - started
-        time.sleep(0.05)
-    raise AssertionError("the orphaned turn was never settled")
+def latest(backend: BackendProcess, session: str) -> SnapshotTurnEvent:
+    return resume(backend, session)[-1]
 
 
 def assert_interrupted(snapshot: SnapshotTurnEvent) -> None:
@@ -118,15 +112,14 @@ def test_a_killed_instance_turn_ends_interrupted_elsewhere_and_retry_answers_onc
         killed = time.monotonic()
         context.__exit__(None, None, None)
         client.close()
-        before = latest(b, session)
-        assert before.payload.status == "streaming"  # the lease is still live: not settled yet
-        # B and C are asked at the same moment once the lease is over: one settles it.
-        results: dict[str, SnapshotTurnEvent] = {}
+        # B and C are asked at the same moment, while the dead instance's lease is still
+        # live: each follows the stored session and, when the lease is over, one ends it.
+        results: dict[str, list[SnapshotTurnEvent]] = {}
         gate = threading.Barrier(2)
 
         def ask(name: str, backend: BackendProcess) -> None:
             gate.wait()
-            results[name], _ = wait_settled(backend, session)
+            results[name] = resume(backend, session)
 
         threads = [threading.Thread(target=ask, args=item) for item in (("b", b), ("c", c))]
         for thread in threads:
@@ -134,10 +127,12 @@ def test_a_killed_instance_turn_ends_interrupted_elsewhere_and_retry_answers_onc
         for thread in threads:
             thread.join()
         after_kill = time.monotonic() - killed
-        settled = results["b"]
+        for seen in results.values():
+            assert seen[0].payload.status == "streaming"  # the answer as far as it was saved
+        settled = results["b"][-1]
         assert_interrupted(settled)
-        assert results["c"].sequence == settled.sequence  # one settling write, seen by both
-        assert after_kill < LEASE_SECONDS + 2.0, f"settled {after_kill:.2f} s after the kill"
+        assert results["c"][-1].sequence == settled.sequence  # one settling write, seen by both
+        assert after_kill < LEASE_SECONDS + 1.0, f"settled {after_kill:.2f} s after the kill"
         answer = retry(c, session, settled)
         assert answer.payload.status == "complete"
         messages = answer.payload.messages
@@ -148,6 +143,29 @@ def test_a_killed_instance_turn_ends_interrupted_elsewhere_and_retry_answers_onc
         ]  # the interrupted answer was replaced, not kept beside the new one
     finally:
         for backend in (a, b, c):
+            backend.kill()
+
+
+def test_a_resume_on_another_instance_follows_the_answer_to_its_end(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    site_file, docs = write_backend_files(tmp_path)
+    flags = ("--sessions", postgres_url, "--pace", "0.3")
+    a, b = BackendProcess.start_many(site_file, docs, [flags, flags])
+    try:
+        session = new_session_id()
+        client, context, lines = start_turn_until_text(a, session)
+        followed = resume(b, session)  # while A still writes the answer
+        direct = [snapshot_of(line) for line in lines if line]  # A's own stream, to its end
+        context.__exit__(None, None, None)
+        client.close()
+        assert followed[-1].payload.status == "complete"
+        assert followed[-1].sequence == direct[-1].sequence
+        assert followed[-1].payload.messages == direct[-1].payload.messages
+        sequences = [s.sequence for s in followed]
+        assert len(sequences) > 2 and sequences == sorted(set(sequences))  # it went on, live
+    finally:
+        for backend in (a, b):
             backend.kill()
 
 

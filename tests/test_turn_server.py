@@ -448,9 +448,9 @@ def test_an_expired_lease_ends_the_turn_as_interrupted(tmp_path: Path) -> None:
             await generator.started.wait()
             # The process "dies": its turn stops (no final save, no more renewals) and is
             # forgotten; its row keeps the lease.
-            for task in list(app.state.turn._tasks):
+            for task in list(app.state.turn.runner.tasks):
                 task.cancel()
-            app.state.turn._runs.clear()
+            app.state.turn.runner.runs.clear()
             await asyncio.sleep(0.1)
             resumed = await http.get(f"/api/turn/{session}")
             generator.release.set()
@@ -480,21 +480,24 @@ def test_a_live_turn_that_saves_nothing_renews_its_lease_for_other_instances(
     holder = make_app(tmp_path / "a", TurnSessionStore(database), generator=generator,
                       lease_seconds=0.3)  # fmt: skip
     other = make_app(tmp_path / "b", TurnSessionStore(database), lease_seconds=0.3)
+    runner = other.state.turn.runner
     session = sid()
+    key = TurnSessionKey("test-site", "anonymous", session)
 
-    async def go() -> tuple[list[httpx.Response], httpx.Response]:
-        async with client(holder) as http_a, client(other) as http_b:
+    async def go() -> tuple[list[bool], httpx.Response]:
+        async with client(holder) as http_a:
             first = asyncio.create_task(http_a.post("/api/turn", json=submit(session, "t1")))
             await generator.started.wait()
-            looks = []
+            expired = []
             for _ in range(4):  # 1.2 s: four leases long, without a delta
                 await asyncio.sleep(0.3)
-                looks.append(await http_b.get(f"/api/turn/{session}"))
+                row = await runner.load(key)
+                expired.append(row is None or runner.lease_expired(row))
             generator.release.set()
-            return looks, await first
+            return expired, await first
 
-    looks, first = run(go())
-    assert [snapshots(r)[-1].payload.status for r in looks] == ["streaming"] * 4
+    expired, first = run(go())
+    assert expired == [False] * 4, "another instance would have ended a live turn"
     final = snapshots(first)[-1]
     assert final.payload.status == "complete"
     assert answer_parts(final)[0].startswith("Partial answer.")

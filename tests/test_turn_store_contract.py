@@ -267,6 +267,18 @@ def test_one_client_evicts_only_its_own_oldest_sessions(stores: Stores) -> None:
     assert present(store, "b1", "b2", "b3") == [True] * 3
 
 
+def test_a_create_that_finds_the_row_evicts_nothing(stores: Stores) -> None:
+    store = stores(max_sessions_per_client=2)
+    for client_key, name in (("ip:a", "a1"), ("ip:b", "b1"), ("ip:b", "b2")):
+        stores.clock.now += 1
+        store_one(store, client_key, name)
+    stores.clock.now += 1
+    # Client b, at its cap, names an id that client a stored: the create loses, and b's
+    # oldest must not be evicted for a session that was never stored.
+    assert not store.save_sync(key("a1", "ip:b"), envelope("a1"), [], "x", None)
+    assert present(store, "a1", "b1", "b2") == [True, True, True]
+
+
 def test_eviction_breaks_ties_of_age_by_session_id(stores: Stores) -> None:
     store = stores(max_sessions_per_client=2)
     for name in ("z", "m", "a"):  # same clock: of the two older ones, "m" goes first by id

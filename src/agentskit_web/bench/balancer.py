@@ -32,12 +32,11 @@ from typing import Final
 import httpx
 
 from ..chat.turn.adapter import (
-    RESUME_ATTEMPTS,
-    RESUME_BACKOFF_SECONDS,
     build_submit,
     new_session_id,
 )
 from ..server.turn_app import TURN_LEASE_SECONDS
+from ..server.turn_resume import TURN_REMOTE_POLL_SECONDS
 from .backend import _NODELAY, BENCH_QUESTIONS, PROJECT_ROOT
 from .cluster import LocalCluster
 from .failover import Failover, kill_mid_answer
@@ -206,12 +205,11 @@ def format_throughput(series: list[Throughput], clients: int) -> str:
 
 
 def format_failover(trials: list[Failover]) -> str:
-    backoff = " ".join(f"{s:g}" for s in RESUME_BACKOFF_SECONDS[:RESUME_ATTEMPTS])
-    window = sum(RESUME_BACKOFF_SECONDS[:RESUME_ATTEMPTS])
     rows = [
-        "failover: the instance streaming an answer is killed (kill -9); the reader resumes "
-        f"after\n{backoff} s (the widget's backoff, {window:g} s in all); "
-        f"default --turn-lease {TURN_LEASE_SECONDS:g} s",
+        "failover: the instance streaming an answer is killed (kill -9); the reader (the page's "
+        "turn\nadapter) resumes through haproxy; the instance it reaches follows the session in "
+        f"the store\n(every {TURN_REMOTE_POLL_SECONDS:g} s) and ends the turn when the lease runs "
+        f"out; default --turn-lease {TURN_LEASE_SECONDS:g} s",
     ]
     header = (
         f"{'trial':<7}{'lease':>7}{'killed':>8}{'lease ends':>12}{'reader final':>14}"
@@ -228,8 +226,7 @@ def format_failover(trials: list[Failover]) -> str:
         )
     rows.append(
         "times after the kill; goal: the reader's answer final (interrupted, with Retry) <= "
-        f"{FAILOVER_GOAL_SECONDS:g} s\nafter the lease ran out. It is the lease plus at most one "
-        "backoff gap: whatever gap\nof the widget's schedule the lease's end falls in."
+        f"{FAILOVER_GOAL_SECONDS:g} s\nafter the lease ran out"
     )
     return "\n".join(rows)
 

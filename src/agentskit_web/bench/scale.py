@@ -15,7 +15,7 @@ a new session per question, until the first snapshot whose answer holds text:
 the first save that creates the session and takes the lease, retrieval, the
 first streaming save) with the default SQLite (in memory) store and in-process
 limiter beside `--sessions postgresql://...` against a PostgreSQL server this
-bench starts (initdb + pg_ctl on loopback, default durability settings), alone
+bench starts (initdb + pg_ctl on loopback, server defaults), alone
 and with the Redis limiter. Questions rotate over the three backends.
 
 A third table times the limiter decision alone (`take`, alternating blocks)
@@ -282,7 +282,8 @@ def scale_command(args: argparse.Namespace) -> int:
             result.turns,
             "turn: question -> first token",
             "1 instance each, a new session per question, rotating order; PostgreSQL "
-            f"(initdb + pg_ctl, default durability) on loopback; goal: within "
+            "(initdb + pg_ctl, server defaults; the store commits with synchronous_commit=off) "
+            f"on loopback; goal: within "
             f"+{TURN_OVERHEAD_GOAL_MS:.0f} ms of the default",
         )
     )

@@ -57,6 +57,16 @@ POSTGRES_CONNECT_TIMEOUT_SECONDS: Final = 5
 """libpq `connect_timeout`: an unreachable server fails a start-up in this time, not minutes."""
 POSTGRES_STATEMENT_TIMEOUT_MS: Final = 5000
 """A statement that runs longer is cancelled by the server (a stuck lock fails, not hangs)."""
+POSTGRES_SYNCHRONOUS_COMMIT: Final = "off"
+"""Commits return before their WAL is flushed to disk (for this store's sessions only).
+
+Every save of a streaming answer is a commit; waiting for an fsync each time
+put one to several milliseconds on the first token and on every snapshot. With
+`off`, a crash of the *database server* can lose the last fraction of a second
+of saves (never corrupts, never reorders them); a session then reads as it was
+a moment earlier, and a turn still running loses its next compare-and-set and
+stops with a diagnostic, so nothing is duplicated. Losing an instance loses
+nothing: the commit is visible to every other connection when it returns."""
 _CREATE_LOCK_KEY: Final = 0x61676B74  # "agkt": the advisory lock that serialises creates
 _SCHEMA_LOCK_KEY: Final = 0x61676B73  # one instance creates the schema at a time
 
@@ -108,10 +118,7 @@ class PostgresTurnSessionStore:
             min_size=POSTGRES_POOL_MIN,
             max_size=max(POSTGRES_POOL_MIN, pool_max),
             timeout=POSTGRES_POOL_TIMEOUT_SECONDS,
-            kwargs={
-                "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
-                "options": f"-c statement_timeout={POSTGRES_STATEMENT_TIMEOUT_MS}",
-            },
+            kwargs=_connection_options(),
             check=ConnectionPool.check_connection,
             open=False,
             name="agentskit-turn-sessions",
@@ -130,10 +137,7 @@ class PostgresTurnSessionStore:
         A direct connection, not the pool: a refused connection fails at once
         here, where the pool would keep retrying until its timeout.
         """
-        with (
-            psycopg.connect(url, connect_timeout=POSTGRES_CONNECT_TIMEOUT_SECONDS) as db,
-            db.transaction(),
-        ):
+        with psycopg.connect(url, **_connection_options()) as db, db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK_KEY,))
             for statement in _SCHEMA:
                 db.execute(statement)
@@ -169,9 +173,10 @@ class PostgresTurnSessionStore:
         write = prepare_write(key, envelope, messages, last_snapshot, holder)
         now = self._clock()
         try:
-            with self._pool.connection() as db, db.transaction():
+            with self._pool.connection() as db:
                 if expected_cursor is None:
                     return self._create(db, key, write, now)
+                # One statement in autocommit: atomic alone, one round trip.
                 changed = db.execute(
                     "UPDATE turn_sessions SET cursor = %s, envelope = %s, messages = %s, "
                     "last_snapshot = %s, updated_at = %s, lease_holder = %s, "
@@ -198,67 +203,59 @@ class PostgresTurnSessionStore:
     def _create(
         self, db: psycopg.Connection[Any], key: TurnSessionKey, write: PreparedWrite, now: float
     ) -> bool:
-        """Expire, check room, insert, evict: one transaction, creates serialised."""
-        db.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK_KEY,))
-        db.execute("DELETE FROM turn_sessions WHERE updated_at < %s", (now - self.ttl_seconds,))
-        self._check_room(db, key)
-        inserted = db.execute(
-            "INSERT INTO turn_sessions (site_id, owner, session_id, cursor, envelope, messages,"
-            " last_snapshot, updated_at, client_key, lease_holder, lease_expires_ms)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (site_id, owner, session_id) DO NOTHING",
-            (
-                key.site_id,
-                key.owner,
-                key.session_id,
-                write.cursor,
-                write.envelope_text,
-                write.messages_text,
-                write.last_snapshot,
-                now,
-                key.client_key,
-                write.holder,
-                write.lease_expires_ms,
-            ),
-        ).rowcount
-        if inserted != 1:
-            return False
-        self._evict_oldest(db, key)
-        return True
+        """Expire, check room, insert, evict: one transaction, creates serialised.
 
-    def _check_room(self, db: psycopg.Connection[Any], key: TurnSessionKey) -> None:
-        """Refuse a new session when the store is full, unless it replaces one of this client's."""
-        total = _count(db, "SELECT COUNT(*) FROM turn_sessions", ())
-        if total < self.max_sessions_total:
-            return
-        if self._client_count(db, key) >= self.max_sessions_per_client:
-            return
-        raise StoreFull("The turn session store is full.")
-
-    @staticmethod
-    def _client_count(db: psycopg.Connection[Any], key: TurnSessionKey) -> int:
-        return _count(
-            db,
-            "SELECT COUNT(*) FROM turn_sessions WHERE site_id = %s AND client_key = %s",
-            (key.site_id, key.client_key),
-        )
-
-    def _evict_oldest(self, db: psycopg.Connection[Any], kept: TurnSessionKey) -> None:
-        """Past its cap, the client that just stored `kept` loses its oldest other sessions."""
-        excess = self._client_count(db, kept) - self.max_sessions_per_client
-        if excess <= 0:
-            return
-        db.execute(
-            "DELETE FROM turn_sessions WHERE (site_id, owner, session_id) IN ("
-            " SELECT site_id, owner, session_id FROM turn_sessions"
-            " WHERE site_id = %s AND client_key = %s"
-            " AND NOT (owner = %s AND session_id = %s)"
-            " ORDER BY updated_at ASC, session_id ASC LIMIT %s)",
-            (kept.site_id, kept.client_key, kept.owner, kept.session_id, excess),
-        )
+        Pipelined: the lock, the expiry and the counts travel together, then
+        the insert with its eviction (one statement) and the commit.
+        """
+        with db.pipeline(), db.transaction():
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK_KEY,))
+            db.execute("DELETE FROM turn_sessions WHERE updated_at < %s", (now - self.ttl_seconds,))
+            counts = db.execute(
+                "SELECT COUNT(*), COUNT(*) FILTER (WHERE site_id = %s AND client_key = %s)"
+                " FROM turn_sessions",
+                (key.site_id, key.client_key),
+            ).fetchone()
+            total, own = (int(counts[0]), int(counts[1])) if counts else (0, 0)
+            if total >= self.max_sessions_total and own < self.max_sessions_per_client:
+                raise StoreFull("The turn session store is full.")
+            # The client keeps its newest cap - 1 other sessions beside the new one (the
+            # same rows as "delete its oldest excess"), and only if the insert happened.
+            row = db.execute(
+                "WITH inserted AS ("
+                " INSERT INTO turn_sessions (site_id, owner, session_id, cursor, envelope,"
+                " messages, last_snapshot, updated_at, client_key, lease_holder,"
+                " lease_expires_ms) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (site_id, owner, session_id) DO NOTHING RETURNING 1),"
+                " evicted AS ("
+                " DELETE FROM turn_sessions WHERE EXISTS (SELECT 1 FROM inserted)"
+                " AND (site_id, owner, session_id) IN ("
+                " SELECT site_id, owner, session_id FROM turn_sessions"
+                " WHERE site_id = %s AND client_key = %s AND NOT (owner = %s AND session_id = %s)"
+                " ORDER BY updated_at DESC, session_id DESC OFFSET %s) RETURNING 1)"
+                " SELECT (SELECT COUNT(*) FROM inserted), (SELECT COUNT(*) FROM evicted)",
+                (
+                    key.site_id,
+                    key.owner,
+                    key.session_id,
+                    write.cursor,
+                    write.envelope_text,
+                    write.messages_text,
+                    write.last_snapshot,
+                    now,
+                    key.client_key,
+                    write.holder,
+                    write.lease_expires_ms,
+                    key.site_id,
+                    key.client_key,
+                    key.owner,
+                    key.session_id,
+                    self.max_sessions_per_client - 1,
+                ),
+            ).fetchone()
+        return row is not None and int(row[0]) == 1
 
     # -- async facade ---------------------------------------------------------
-
     async def load(self, key: TurnSessionKey) -> TurnSessionRow | None:
         return await anyio.to_thread.run_sync(self.load_sync, key)
 
@@ -282,9 +279,16 @@ class PostgresTurnSessionStore:
         self._pool.close()
 
 
-def _count(db: psycopg.Connection[Any], query: str, params: Sequence[Any]) -> int:
-    row = db.execute(query, params).fetchone()
-    return int(row[0]) if row is not None else 0
+def _connection_options() -> dict[str, Any]:
+    """Every connection of the store: autocommit, bounded connect and statement times."""
+    return {
+        "autocommit": True,
+        "connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS,
+        "options": (
+            f"-c statement_timeout={POSTGRES_STATEMENT_TIMEOUT_MS}"
+            f" -c synchronous_commit={POSTGRES_SYNCHRONOUS_COMMIT}"
+        ),
+    }
 
 
 __all__ = [

@@ -57,16 +57,10 @@ UpdateKind = Literal["snapshot", "reconnecting", "resumed", "diagnostic", "error
 REQUEST_HEADERS: Final = {"content-type": "application/json"}
 TURN_LINE_MAX_BYTES: Final = 32 * 1024 * 1024
 """A snapshot carries the whole conversation (<= 64 messages of <= 256 KiB content)."""
-RESUME_MAX_GAP_SECONDS: Final = 2.0
-"""The longest wait between two resume attempts. When the instance answering died, the
-session stays busy until its turn lease runs out; the first resume after that gets the
-interrupted answer, so the reader sees it at most this long after the lease's end (the
-failover goal of `bench scale`). Doubling on to 4 and 8 s made that up to 8 s."""
-RESUME_BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0) + (RESUME_MAX_GAP_SECONDS,) * 7
-"""The wait before each resume attempt (the last one repeats if attempts are raised):
-quick at first (a dropped connection to a live instance), then every 2 s, 15.7 s in all."""
-RESUME_ATTEMPTS: Final = len(RESUME_BACKOFF_SECONDS)
+RESUME_ATTEMPTS: Final = 6
 """Resume GETs after one dropped connection before the stream gives up (15.7 s of backoff)."""
+RESUME_BACKOFF_SECONDS: Final = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)
+"""The wait before each resume attempt (the last one repeats if attempts are raised)."""
 TERMINAL_STATUSES: Final = frozenset({"complete", "error", "idle"})
 
 NETWORK_MESSAGE: Final = "The chat service could not be reached."
