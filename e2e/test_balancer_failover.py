@@ -7,7 +7,7 @@ server this module starts) and one Redis, and everything else to a static
 server of dist/ (switched to the turn protocol). The test kills the instance
 streaming the answer with SIGKILL: the reader must see the reconnecting state,
 the widget must resume through the other instances, and once the turn's lease
-has run out the answer must end in an error with a Retry that works, the
+has run out the answer must end interrupted with a Retry that works, the
 question stored once.
 """
 

@@ -11,6 +11,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agentskit_web.bench.cluster import haproxy_binary
 from agentskit_web.server.ask_serve import _parser, config_from_args
 from agentskit_web.server.haproxy_config import Upstream, haproxy_config
@@ -57,3 +59,27 @@ def test_the_documented_instance_command_parses_with_the_real_options() -> None:
     assert config.sessions.startswith("postgresql://")
     assert config.rate_limit.startswith("redis://")
     assert config.trusted_proxies == ["10.0.0.2"]
+
+
+def test_the_template_refuses_what_haproxy_would_misread() -> None:
+    one = Upstream("ask1", "127.0.0.1", 8001)
+    with pytest.raises(ValueError, match="at least one instance"):
+        haproxy_config("127.0.0.1:8080", [])
+    with pytest.raises(ValueError, match="names must differ"):
+        haproxy_config("127.0.0.1:8080", [one, Upstream("ask1", "127.0.0.1", 8002)])
+    with pytest.raises(ValueError, match="names must differ"):
+        haproxy_config("127.0.0.1:8080", [one], site=Upstream("ask1", "127.0.0.1", 8000))
+
+
+def test_without_a_site_every_path_goes_to_the_instances_and_ipv6_is_bracketed(
+    tmp_path: Path,
+) -> None:
+    text = haproxy_config("[::1]:8080", [Upstream("ask1", "::1", 8001)])
+    assert "    default_backend ask\n" in text and "backend site" not in text
+    assert "    server ask1 [::1]:8001\n" in text
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(text, encoding="utf-8")
+    done = subprocess.run(
+        [haproxy_binary(), "-c", "-f", str(config)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
