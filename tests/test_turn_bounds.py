@@ -524,7 +524,7 @@ def test_store_caps_must_be_positive(tmp_path: Path) -> None:
         TurnSessionStore(max_sessions_total=0)
 
 
-def test_an_older_database_gains_the_client_column(tmp_path: Path) -> None:
+def test_an_older_database_gains_the_client_and_lease_columns(tmp_path: Path) -> None:
     import sqlite3
 
     database = tmp_path / "old.db"
@@ -540,6 +540,11 @@ def test_an_older_database_gains_the_client_column(tmp_path: Path) -> None:
     store = TurnSessionStore(database)
     _store_one(store, "ip:a", "s1")
     assert _present(store, "s1") == [True]
+    leased = {**_envelope("s2"), "activeTurn": {"turnId": "t1", "expiresAt": 5}}
+    key = TurnSessionKey("site", "anonymous", "s2", client_key="ip:a")
+    assert store.save_sync(key, leased, [], "{}", None, holder="instance-1")
+    row = store.load_sync(key)
+    assert row is not None and row.lease is not None and row.lease.holder == "instance-1"
 
 
 # --------------------------------------------------------------------------- ids

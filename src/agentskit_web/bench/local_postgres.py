@@ -142,14 +142,21 @@ class LocalPostgres:
         return self.url.rsplit("/", 1)[0] + "/" + name
 
     def stop(self) -> None:
-        """pg_ctl stop (fast: open connections are ended), then remove the folder."""
+        """pg_ctl stop, then remove the folder.
+
+        Immediate mode: no shutdown checkpoint (the folder is thrown away), so
+        stopping a cluster that served hundreds of test databases takes no
+        longer than stopping an empty one.
+        """
         folder, self.folder = self.folder, None
         if folder is None:
             return
         data = folder / "data"
         if (data / "postmaster.pid").exists():
             with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
-                self._run(str(self.bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+                self._run(
+                    str(self.bin / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"
+                )
         shutil.rmtree(folder, ignore_errors=True)
 
     def __enter__(self) -> "LocalPostgres":
