@@ -16,6 +16,7 @@ from agentskit_web.answering.static_index import (
     PART_MISMATCH,
     PART_TOO_LARGE,
     PART_UNKNOWN,
+    PartInvalidError,
     PartsMissing,
     StaticIndexError,
     StaticIndexFiles,
@@ -168,7 +169,8 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["x"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,0,1,2"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,0,0"]}),
-        ("positions", {"kind": "positions", "terms": ["a"], "postings": ["999999,0,0"]}),
+        ("positions", {"kind": "positions", "terms": ["a"], "postings": ["0,0"]}),
+        ("positions", {"kind": "positions", "terms": ["a"], "postings": ["0,4,1"]}),
         ("terms", {"kind": "words", "words": [], "counts": []}),
         ("words", {"kind": "words", "words": ["a"], "counts": [-1]}),
         ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),
@@ -182,6 +184,28 @@ def test_a_malformed_part_with_a_right_hash_is_refused(
     search, name = _with_part(our_docs[1], kind, body)
     assert search.add_part(name, json.dumps(body).encode()) == PART_INVALID
     assert name not in search.loaded
+
+
+@pytest.mark.parametrize("kind", ["terms", "positions"])
+def test_a_row_past_the_index_is_a_typed_error_when_decoded(our_docs: tuple, kind: str) -> None:
+    """`add_part` checks a part's shape (one regular expression per term, cheap in the
+    page); the rows' bound is checked when the search decodes a term, and is the same
+    PART_INVALID diagnostic, raised."""
+    files = our_docs[1]
+    rows = json.loads(files.manifest)["rows"]
+    counts = "0,2" if kind == "terms" else "0,2,0"
+    for last, refused in ((rows - 1, False), (rows, True)):  # the last row, then one past
+        body = {"kind": kind, "terms": ["0"], "postings": [f"{counts};{last},2{counts[3:]}"]}
+        search, name = _with_part(files, kind, body)
+        assert search.add_part(name, json.dumps(body).encode()) is None
+        index = search._index
+        read = index.counts if kind == "terms" else index.postings
+        if refused:
+            with pytest.raises(PartInvalidError) as error:
+                read("0")
+            assert error.value.diagnostic == PART_INVALID
+        else:
+            assert [entry[0] for entry in read("0")] == [0, rows - 1]
 
 
 def test_the_part_size_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:

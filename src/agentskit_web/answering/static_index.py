@@ -44,6 +44,7 @@ import bisect
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -103,6 +104,14 @@ STATIC_DEFAULT_LIMIT: Final = 4
 """Passages `parts_for` plans for when not told (the demo site's maxSources): pass the
 limit the search will be asked with, since more passages may need more text parts."""
 
+_FIELD: Final = f"[0-{FIELD_COUNT - 1}]"
+COUNTS_SHAPE: Final = re.compile(rf"\d+,{_FIELD}(?:,[1-9]\d*)?(?:;\d+,{_FIELD}(?:,[1-9]\d*)?)*")
+"""One term's counts as `_encode_counts` writes them (row delta, field, count > 1 when
+present), checked with one `fullmatch` per term when a part is added; the rows' bound
+is checked when a term is decoded (`_decode_counts`)."""
+POSITIONS_SHAPE: Final = re.compile(rf"\d+,{_FIELD}(?:,\d+)+(?:;\d+,{_FIELD}(?:,\d+)+)*")
+"""One term's postings with positions (`_encode_postings`), checked the same way."""
+
 KIND_TERMS: Final = "terms"
 KIND_POSITIONS: Final = "positions"
 KIND_WORDS: Final = "words"
@@ -116,6 +125,15 @@ class StaticIndexError(ValueError):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
+
+
+class PartInvalidError(StaticIndexError):
+    """A loaded part turned out malformed when the search decoded one of its postings (a
+    row past the index's rows): `add_part` checks each part's shape, not every number, so
+    that adding a part costs a regular expression, not a decode of all its postings."""
+
+    def __init__(self) -> None:
+        super().__init__(PART_INVALID)
 
 
 class PartsMissing(LookupError):
@@ -184,15 +202,19 @@ def _encode_counts(entries: Sequence[Entry]) -> str:
     return ";".join(out)
 
 
-def _decode_counts(raw: str) -> list[Count]:
+def _decode_counts(raw: str, rows: int) -> list[Count]:
+    """A term's counts; `PartInvalidError` when a row is past the index's `rows` (the
+    part's shape was checked when it was added, by `COUNTS_SHAPE`)."""
     entries: list[Count] = []
     row = 0
     for item in raw.split(";"):
         numbers = [int(number) for number in item.split(",")]
         if len(numbers) not in (2, 3):
-            raise ValueError("count entry")
+            raise PartInvalidError()
         row += numbers[0]
         entries.append((row, numbers[1], numbers[2] if len(numbers) == 3 else 1))
+    if row >= rows:  # rows ascend: the last one is the largest
+        raise PartInvalidError()
     return entries
 
 
@@ -440,7 +462,7 @@ class PartialIndex(InvertedIndex):
             raw = self._raw.get(token)
             if raw is None:
                 return ()
-            found = self._decoded[token] = _decode_counts(raw)
+            found = self._decoded[token] = _decode_counts(raw, self.manifest.rows)
         return found
 
     def postings(self, token: str) -> Sequence[Entry]:
@@ -452,7 +474,7 @@ class PartialIndex(InvertedIndex):
             raw = self._raw_positions.get(token)
             if raw is None:
                 return ()
-            found = self._decoded_positions[token] = _decode_postings(raw)
+            found = self._decoded_positions[token] = _decode_postings(raw, self.manifest.rows)
         return found
 
     def terms_from(self, prefix: str) -> list[str]:
@@ -517,7 +539,8 @@ class PartialVocabulary(Vocabulary):
             self._index._need(manifest.word_names[number])
 
 
-def _decode_postings(raw: str) -> list[Entry]:
+def _decode_postings(raw: str, rows: int) -> list[Entry]:
+    """A term's postings with positions; `PartInvalidError` when a row is past `rows`."""
     entries: list[Entry] = []
     row = 0
     for item in raw.split(";"):
@@ -525,6 +548,8 @@ def _decode_postings(raw: str) -> list[Entry]:
         row += numbers[0]
         at = list(itertools.accumulate(numbers[2:]))
         entries.append((row, numbers[1], tuple(at)))
+    if row >= rows:
+        raise PartInvalidError()
     return entries
 
 
@@ -605,14 +630,9 @@ class StaticSearch:
             return PART_INVALID
         if not _in_range(terms, self.manifest.term_firsts, number):
             return PART_INVALID
-        for raw in postings:
-            if kind == KIND_TERMS:
-                entries = [(row, field, count > 0) for row, field, count in _decode_counts(raw)]
-            else:
-                entries = [(row, field, bool(at)) for row, field, at in _decode_postings(raw)]
-            for row, field, present in entries:
-                if not (0 <= row < self.manifest.rows and 0 <= field < FIELD_COUNT and present):
-                    return PART_INVALID
+        shape = COUNTS_SHAPE if kind == KIND_TERMS else POSITIONS_SHAPE
+        if not all(shape.fullmatch(raw) for raw in postings):
+            return PART_INVALID
         if kind == KIND_TERMS:
             self._index.load_terms(name, terms, postings)
         else:
