@@ -180,7 +180,13 @@ class Vocabulary:
 
     def add_counts(self, counted: Iterable[tuple[str, int]]) -> None:
         """Add words with their chunk counts (the static index's vocabulary parts)."""
-        for word, count in counted:
+        pairs = dict(counted)
+        if self.counts.keys().isdisjoint(pairs):  # a new part's words: one C-level update
+            dict.update(self.counts, pairs)
+            self._unindexed.extend(pairs)
+            self._sorted = None
+            return
+        for word, count in pairs.items():
             if word not in self.counts:
                 self._unindexed.append(word)
             self.counts[word] += count
