@@ -584,3 +584,22 @@ def test_warming_up_builds_the_answer_paths_models_before_the_first_question() -
         [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_stop_during_the_first_paint_pause_ends_quietly_after_the_first_words() -> None:
+    files, manifest = real_host()
+    source = real_adapter(files, manifest).create_source(
+        question("How long does the lantern take to charge?")
+    )
+
+    async def stopped_after_first() -> list[dict[str, Any]]:
+        seen = []
+        loop = asyncio.get_running_loop()
+        async for chunk in source:
+            seen.append(chunk)
+            if len(seen) == 1:  # the reader presses Stop while the first words paint
+                loop.call_later(STATIC_FIRST_PAINT_PAUSE_SECONDS / 2, source.abort)
+        return seen
+
+    seen = run(stopped_after_first())
+    assert [c["type"] for c in seen] == ["text"]

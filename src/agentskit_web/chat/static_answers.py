@@ -267,6 +267,8 @@ class StaticAnswerSource(OnceSource):
                 # the first words before the rest of the answer is rendered.
                 first_text = False
                 await asyncio.sleep(STATIC_FIRST_PAINT_PAUSE_SECONDS)
+                if self.aborted:  # stopped during the pause: nothing more
+                    return
         for chunk in reader.finish():
             yield chunk
 
