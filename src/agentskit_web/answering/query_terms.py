@@ -180,13 +180,14 @@ class Vocabulary:
 
     def add_counts(self, counted: Iterable[tuple[str, int]]) -> None:
         """Add words with their chunk counts (the static index's vocabulary parts)."""
-        pairs = dict(counted)
-        if self.counts.keys().isdisjoint(pairs):  # a new part's words: one C-level update
-            dict.update(self.counts, pairs)
+        items = list(counted)
+        pairs = dict(items)
+        if len(pairs) == len(items) and self.counts.keys().isdisjoint(pairs):
+            dict.update(self.counts, pairs)  # a new part's words: one C-level update
             self._unindexed.extend(pairs)
             self._sorted = None
             return
-        for word, count in pairs.items():
+        for word, count in items:
             if word not in self.counts:
                 self._unindexed.append(word)
             self.counts[word] += count
