@@ -18,7 +18,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from .chunk import Chunk, Passage
-from .decline import COVERAGE_PASSAGES_PER_PART, coverage_terms, declined
+from .decline import (
+    COVERAGE_PASSAGES_PER_PART,
+    coverage_terms,
+    declined,
+    name_phrases,
+    named_words,
+)
 from .distinct import distinct_passages, word_set
 from .inverted_index import FIELD_COUNT, Hits, InvertedIndex, Phrase
 from .query_terms import (
@@ -232,14 +238,19 @@ class SearchIndex:
         if not phrases:
             return []
         terms = coverage_terms(question, groups) if coverage_depth is not None else []
+        names = named_words(question) if terms else frozenset()
         for _, term_phrases in terms:
             for phrase in term_phrases:
                 self.hits(phrase)
+        for phrase in name_phrases(terms, names):
+            self.hits(phrase)
         scores = self._scores(phrases, FIELD_WEIGHTS)
         self.index.checkpoint()
         rows = best_rows(scores, limit * CANDIDATES_PER_RESULT)
         top = rows[: coverage_depth or 0]  # BM25's own best
-        if not rows or (coverage_depth is not None and declined(terms, top, self.hits, self.size)):
+        if not rows or (
+            coverage_depth is not None and declined(terms, top, self.hits, self.size, names)
+        ):
             return []
         asked = terms_of(question) | {
             light_stem(word)
