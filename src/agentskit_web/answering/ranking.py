@@ -51,6 +51,12 @@ common word with the question but are rarely about it, and only add noise."""
 CANDIDATES_PER_RESULT: Final = 3
 """Rows ranked per passage asked for, so dropping repeats of a section still fills the list."""
 
+CANDIDATES_MIN_ROWS: Final = 12
+"""Rows ranked at least, however few passages are asked for: the heading and page-top
+weights reorder these, so a section that BM25 puts ninth but whose heading the question
+names must be among them for one or two passages as for four (the Ask app's and the
+page's usual count, which ranks 12 rows either way)."""
+
 PAGE_TOP_WEIGHT: Final = 0.7
 """Score factor of a page's top section (the text under its h1)."""
 
@@ -262,7 +268,7 @@ class SearchIndex:
             self.hits(phrase)
         scores = self._scores(phrases, FIELD_WEIGHTS)
         self.index.checkpoint()
-        rows = best_rows(scores, limit * CANDIDATES_PER_RESULT)
+        rows = best_rows(scores, max(limit * CANDIDATES_PER_RESULT, CANDIDATES_MIN_ROWS))
         top = rows[: coverage_depth or 0]  # BM25's own best
         if not rows or (
             coverage_depth is not None and declined(terms, top, self.hits, self.size, names)
