@@ -534,3 +534,26 @@ def test_a_name_found_at_the_start_of_a_docs_word_is_known(tmp_path: Path) -> No
     question = "Connect the store to SQLite"
     terms = coverage_terms(question, index.groups(question))
     assert decline.unknown_name(terms, decline.named_words(question), index.hits)
+
+
+def test_the_candidate_rows_never_drop_under_the_minimum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One or two passages are picked from as many rows as four are (CANDIDATES_MIN_ROWS);
+    past that, CANDIDATES_PER_RESULT rows per passage."""
+    index = index_of(tmp_path)
+    counts: list[int] = []
+    real = ranking.best_rows
+
+    def counted(scores: dict[int, float], count: int) -> list[int]:
+        counts.append(count)
+        return real(scores, count)
+
+    monkeypatch.setattr(ranking, "best_rows", counted)
+    minimum = ranking.CANDIDATES_MIN_ROWS
+    at = minimum // ranking.CANDIDATES_PER_RESULT
+    for limit in (1, at, at + 1):
+        counts.clear()
+        index.search("add the widget to a Sphinx template", limit)
+        assert counts == [max(minimum, limit * ranking.CANDIDATES_PER_RESULT)]
+    assert counts == [minimum + ranking.CANDIDATES_PER_RESULT]
