@@ -11,7 +11,7 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server clean fuzz fuzz-quick \
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql clean fuzz fuzz-quick \
 	page-modules mutate dist test-resolutions
 MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
@@ -43,6 +43,28 @@ redis-server:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q redis-server; }
 
+# Debian's haproxy is the load balancer in front of three backends in the scale tests and bench
+# (each test writes its own config and runs its own haproxy on loopback).
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
+	  echo "installing Debian's haproxy for the load-balancer tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q haproxy; }
+
+# Debian's PostgreSQL server backs the shared turn-session tests: each test session runs its own
+# cluster (initdb + pg_ctl in a temporary folder, loopback, a free port; bench/local_postgres.py).
+# Debian keeps the binaries in /usr/lib/postgresql/<version>/bin, off PATH. The package's own
+# "main" cluster is not wanted: createcluster.conf says so before the install.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+	  echo "installing Debian's postgresql for the shared turn-session tests"; \
+	  $(SUDO) mkdir -p /etc/postgresql-common && \
+	  { [ -e /etc/postgresql-common/createcluster.conf ] || \
+	    echo 'create_main_cluster = false' | $(SUDO) tee /etc/postgresql-common/createcluster.conf >/dev/null; } && \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q \
+	    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold postgresql; }
+
 # dist/: incremental (cached wheel downloads, unchanged files are not rewritten).
 site: $(STAMP) $(NODE_STAMP)
 	$(PY) -m agentskit_web.cli build
@@ -58,10 +80,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(NODE_STAMP) redis-server
+unit: $(STAMP) $(NODE_STAMP) redis-server postgresql haproxy
 	$(VENV)/bin/pytest tests
 
-e2e: $(STAMP) chromium site
+e2e: $(STAMP) chromium site redis-server postgresql haproxy
 	$(VENV)/bin/pytest e2e
 
 # Every decoder and the markdown-to-view path under atheris; failing inputs land in fixtures/fuzz/.
@@ -94,7 +116,7 @@ dist: $(STAMP) $(NODE_STAMP)
 # Sphinx (and every other host requirement): two venvs beside .venv, one installed with
 # constraints/lowest.txt, one with the newest releases the ranges admit.
 RESOLUTION_TESTS := tests/test_integrations.py tests/test_extras.py
-RESOLUTION_EXTRAS := .[server,scale,build,mkdocs,sphinx,testing]
+RESOLUTION_EXTRAS := .[server,scale,postgres,build,mkdocs,sphinx,testing]
 RESOLUTION_SITE := mkdocs-material furo myst-parser $(shell grep -o '"hypothesis==[^"]*"' pyproject.toml | tr -d '"')
 test-resolutions: $(NODE_STAMP)
 	test -x .venv-lowest/bin/python || $(PYTHON) -m venv .venv-lowest
@@ -117,7 +139,7 @@ page-modules: $(STAMP) chromium site
 demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
-bench: $(STAMP) chromium site redis-server
+bench: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench protocol
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench weight --no-build
@@ -127,7 +149,6 @@ bench: $(STAMP) chromium site redis-server
 	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
-	$(PY) -m agentskit_web.bench static
 	$(PY) -m agentskit_web.bench embed --no-build
 	$(PY) -m agentskit_web.bench scale
 	$(PY) -m agentskit_web.bench index --runs 3

@@ -7,6 +7,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 
 import agentskit_web.chat.conformance_subjects  # noqa: F401 - registers the chat-level subjects
+from _postgres_server import postgres_server, postgres_url  # noqa: F401 - real PostgreSQL, loopback
 from _redis_server import redis_server  # noqa: F401 - a real redis-server per test, on loopback
 
 # Properties assert correctness, never speed: on a loaded 2-core CI machine a per-example

@@ -115,7 +115,7 @@ def test_the_lowest_constraints_install_each_lower_bound() -> None:
             requirement = Requirement(line)
             lowest[canonicalize_name(requirement.name)] = str(requirement.specifier)[2:]
     lines = list(PROJECT["dependencies"])
-    for extra in ("server", "scale", "build", "mkdocs", "sphinx", "testing"):
+    for extra in ("server", "scale", "postgres", "build", "mkdocs", "sphinx", "testing"):
         lines += PROJECT["optional-dependencies"][extra]
     for line in lines:
         requirement = Requirement(line)

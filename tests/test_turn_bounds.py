@@ -25,7 +25,7 @@ from agentskit_web.protocol.wire_json import dump_json
 from agentskit_web.server.ask_app import create_ask_app
 from agentskit_web.server.generators import GenerationRequest
 from agentskit_web.server.persistence import PersistenceError
-from agentskit_web.server.turn_app import RUN_RETAINED_LINES, _TurnRun, mount_turn
+from agentskit_web.server.turn_app import RUN_RETAINED_LINES, mount_turn
 from agentskit_web.server.turn_limits import (
     CAPABILITY_ID_MIN_CHARS,
     TURN_INPUT_MAX_CHARS,
@@ -34,6 +34,7 @@ from agentskit_web.server.turn_limits import (
     RunningTurns,
     is_capability_id,
 )
+from agentskit_web.server.turn_runner import TurnRun
 from agentskit_web.server.turn_store import StoreFull, TurnSessionKey, TurnSessionStore
 
 CLIENT = ("203.0.113.7", 5000)
@@ -289,7 +290,7 @@ def test_the_snapshot_clock_waits_at_least_as_long_as_a_save_took(tmp_path: Path
 
 def test_a_running_turn_keeps_only_its_newest_lines() -> None:
     async def go() -> tuple[int, list[bytes], list[bytes]]:
-        run = _TurnRun(TurnSessionKey("s", "o", "x"))
+        run = TurnRun(TurnSessionKey("s", "o", "x"))
         for index in range(100):
             run.push(f"line {index}")
         late = [line async for line in _until_done(run, 0)]
@@ -302,7 +303,7 @@ def test_a_running_turn_keeps_only_its_newest_lines() -> None:
     assert resumed == [b"line 99\n"]
 
 
-async def _until_done(run: _TurnRun, start: int) -> AsyncIterator[bytes]:
+async def _until_done(run: TurnRun, start: int) -> AsyncIterator[bytes]:
     run.finish()
     async for line in run.follow(start):
         yield line
@@ -523,7 +524,7 @@ def test_store_caps_must_be_positive(tmp_path: Path) -> None:
         TurnSessionStore(max_sessions_total=0)
 
 
-def test_an_older_database_gains_the_client_column(tmp_path: Path) -> None:
+def test_an_older_database_gains_the_client_and_lease_columns(tmp_path: Path) -> None:
     import sqlite3
 
     database = tmp_path / "old.db"
@@ -539,6 +540,11 @@ def test_an_older_database_gains_the_client_column(tmp_path: Path) -> None:
     store = TurnSessionStore(database)
     _store_one(store, "ip:a", "s1")
     assert _present(store, "s1") == [True]
+    leased = {**_envelope("s2"), "activeTurn": {"turnId": "t1", "expiresAt": 5}}
+    key = TurnSessionKey("site", "anonymous", "s2", client_key="ip:a")
+    assert store.save_sync(key, leased, [], "{}", None, holder="instance-1")
+    row = store.load_sync(key)
+    assert row is not None and row.lease is not None and row.lease.holder == "instance-1"
 
 
 # --------------------------------------------------------------------------- ids

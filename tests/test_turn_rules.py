@@ -119,7 +119,7 @@ def test_a_live_lease_written_by_another_process_makes_the_session_busy(tmp_path
     seed(30_000)
     [busy] = asyncio.run(post_all(app, [submit(session, "t1")]))
     assert busy.status_code == 409 and busy.json()["error"]["code"] == "SESSION_BUSY"
-    assert app.state.turn._runs == {}  # nothing of it runs here
+    assert app.state.turn.runner.runs == {}  # nothing of it runs here
     # Once that lease has expired, the same submit settles it and goes ahead.
     store._db.execute("DELETE FROM turn_sessions")
     seed(-1)

@@ -435,7 +435,7 @@ def test_anonymous_ids_are_capabilities(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the lease
 
 
-def test_an_expired_lease_is_settled_as_indeterminate(tmp_path: Path) -> None:
+def test_an_expired_lease_ends_the_turn_as_interrupted(tmp_path: Path) -> None:
     store = TurnSessionStore()
     generator = GatedGenerator()
     app = make_app(tmp_path, store, generator=generator, lease_seconds=0.05)
@@ -446,8 +446,11 @@ def test_an_expired_lease_is_settled_as_indeterminate(tmp_path: Path) -> None:
         async with client(app) as http:
             first = asyncio.create_task(http.post("/api/turn", json=submit(session, "t1")))
             await generator.started.wait()
-            # The process "dies": forget the running turn, keep its row with the lease.
-            app.state.turn._runs.clear()
+            # The process "dies": its turn stops (no final save, no more renewals) and is
+            # forgotten; its row keeps the lease.
+            for task in list(app.state.turn.runner.tasks):
+                task.cancel()
+            app.state.turn.runner.runs.clear()
             await asyncio.sleep(0.1)
             resumed = await http.get(f"/api/turn/{session}")
             generator.release.set()
@@ -457,12 +460,47 @@ def test_an_expired_lease_is_settled_as_indeterminate(tmp_path: Path) -> None:
     resumed, second = run(go())
     settled = snapshots(resumed)[-1]
     assert settled.payload.status == "error"
-    assert settled.payload.error.code == "CHAT_TURN_FAILED"
+    assert settled.payload.error is not None
+    assert settled.payload.error.code == "CHAT_TURN_INTERRUPTED"
+    assert settled.payload.error.retryable is True
+    assert [m.status for m in settled.payload.messages] == ["complete", "error"]
     assert second.status_code == 200
     row = store.load_sync(key)
     assert row is not None and row.envelope.active_turn is None
     outcomes = {t.turn_id: t.outcome for t in row.envelope.terminal_turns or []}
     assert outcomes["t1"] == "indeterminate" and outcomes["t2"] == "completed"
+
+
+def test_a_live_turn_that_saves_nothing_renews_its_lease_for_other_instances(
+    tmp_path: Path,
+) -> None:
+    """A model that thinks longer than the lease: the holder renews it, nobody settles it."""
+    database = tmp_path / "shared.db"
+    generator = GatedGenerator()
+    holder = make_app(tmp_path / "a", TurnSessionStore(database), generator=generator,
+                      lease_seconds=0.3)  # fmt: skip
+    other = make_app(tmp_path / "b", TurnSessionStore(database), lease_seconds=0.3)
+    runner = other.state.turn.runner
+    session = sid()
+    key = TurnSessionKey("test-site", "anonymous", session)
+
+    async def go() -> tuple[list[bool], httpx.Response]:
+        async with client(holder) as http_a:
+            first = asyncio.create_task(http_a.post("/api/turn", json=submit(session, "t1")))
+            await generator.started.wait()
+            expired = []
+            for _ in range(4):  # 1.2 s: four leases long, without a delta
+                await asyncio.sleep(0.3)
+                row = await runner.load(key)
+                expired.append(row is None or runner.lease_expired(row))
+            generator.release.set()
+            return expired, await first
+
+    expired, first = run(go())
+    assert expired == [False] * 4, "another instance would have ended a live turn"
+    final = snapshots(first)[-1]
+    assert final.payload.status == "complete"
+    assert answer_parts(final)[0].startswith("Partial answer.")
 
 
 class LosingStore(TurnSessionStore):

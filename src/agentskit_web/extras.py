@@ -21,6 +21,7 @@ PACKAGE: Final = "agentskit-web"
 EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "server": ("starlette", "uvicorn", "httpx", "prometheus_client"),
     "scale": ("redis",),
+    "postgres": ("psycopg", "psycopg_pool"),
     "build": ("packaging", "brotli"),
     # The plugins write the site's search index with .br copies (build/static_index.py).
     "mkdocs": ("mkdocs", "brotli"),

@@ -10,15 +10,28 @@ same machine load (the order flips every question); each figure is the time from
 sending the question to the
 first text delta of the answer, every sample kept.
 
-A second table times the limiter decision alone (`take`, alternating blocks)
+A second table is the turn protocol's question -> first token (`POST /api/turn`,
+a new session per question, until the first snapshot whose answer holds text:
+the first save that creates the session and takes the lease, retrieval, the
+first streaming save) with the default SQLite (in memory) store and in-process
+limiter beside `--sessions postgresql://...` against a PostgreSQL server this
+bench starts (initdb + pg_ctl on loopback, server defaults), alone
+and with the Redis limiter. Questions rotate over the three backends.
+
+A third table times the limiter decision alone (`take`, alternating blocks)
 against the same Redis, back to back and spaced 20 ms apart like questions (a
 sleeping redis-server has to be woken for each; on a loaded machine that wait
 dominates). A question makes two limiter calls: the failed-authentication
 check and the rate take. The load average is printed with the figures.
+
+Then the balancer part (balancer.py): turns per second through haproxy with
+one and with three instances, and failover when the instance streaming an
+answer is killed.
 """
 
 import argparse
 import asyncio
+import json
 import os
 import tempfile
 import time
@@ -28,13 +41,21 @@ from typing import Final
 
 import httpx
 
+from ..chat.turn.adapter import new_session_id
 from ..protocol import AskEventDecoder
+from ..protocol.content import ASSISTANT_CONTENT_PREFIX
 from .backend import _NODELAY, BENCH_QUESTIONS, PROJECT_ROOT, _Backend
+from .balancer import THROUGHPUT_CLIENTS, format_failover, format_throughput, run_balancer_bench
+from .local_postgres import LocalPostgres
 from .local_redis import LocalRedis
 
 SCALE_QUESTIONS: Final = 200
 """Questions per backend (after the warm-up); p50 over 200 samples is stable to ~0.1 ms."""
 SCALE_WARMUP: Final = 20
+TURN_QUESTIONS: Final = 200
+"""Turn questions per backend (after the warm-up), each in a new session."""
+TURN_OVERHEAD_GOAL_MS: Final = 5.0
+"""Issue 24's goal: shared stores cost at most this much question -> first token (p50)."""
 LIMITER_CALLS: Final = 2000
 """`take` calls per limiter in the decision-only table (in 4 alternating blocks)."""
 LIMITER_SPACED_CALLS: Final = 200
@@ -70,6 +91,59 @@ async def _first_token(client: httpx.AsyncClient, url: str, question: str) -> fl
     if response.status_code != 200 or first is None:
         return None
     return (first - started) * 1000
+
+
+def _submit(session_id: str, question: str) -> dict[str, object]:
+    return {
+        "protocol": "agentskit.chat.turn",
+        "version": 1,
+        "eventId": "e-bench",
+        "sessionId": session_id,
+        "turnId": "t-bench",
+        "sequence": 0,
+        "emittedAt": "2026-01-01T00:00:00Z",
+        "event": "client.turn.submit",
+        "payload": {"input": question},
+    }
+
+
+async def _first_turn_token(client: httpx.AsyncClient, url: str, question: str) -> float | None:
+    """Milliseconds from submitting a new session's question to the first snapshot with text."""
+    started = time.perf_counter()
+    first: float | None = None
+    async with client.stream("POST", url, json=_submit(new_session_id(), question)) as response:
+        async for line in response.aiter_lines():
+            if first is not None or not line:
+                continue
+            event = json.loads(line)
+            messages = event.get("payload", {}).get("messages") or [{}]
+            content = messages[-1].get("content", "")
+            if messages[-1].get("role") == "assistant" and len(content) > len(
+                ASSISTANT_CONTENT_PREFIX
+            ):
+                first = time.perf_counter()
+    if response.status_code != 200 or first is None:
+        return None
+    return (first - started) * 1000
+
+
+async def _measure_turns(urls: dict[str, str], questions: int, warmup: int) -> list[Series]:
+    series = {name: Series(name) for name in urls}
+    transport = httpx.AsyncHTTPTransport(socket_options=_NODELAY)
+    async with httpx.AsyncClient(timeout=60, transport=transport) as client:
+        order = list(urls.items())
+        for index in range(warmup + questions):
+            question = BENCH_QUESTIONS[index % len(BENCH_QUESTIONS)]
+            shift = index % len(order)  # each backend goes first, second, third in turn
+            for name, url in order[shift:] + order[:shift]:
+                value = await _first_turn_token(client, url, question)
+                if index < warmup:
+                    continue
+                if value is None:
+                    series[name].failed += 1
+                else:
+                    series[name].samples_ms.append(value)
+    return list(series.values())
 
 
 async def _measure(urls: dict[str, str], questions: int, warmup: int) -> list[Series]:
@@ -119,19 +193,31 @@ def _time_limiters(redis_url: str, calls: int, spaced_calls: int) -> list[Series
     return list(series.values())
 
 
+@dataclass(slots=True)
+class ScaleResult:
+    answers: list[Series]
+    """Ask: question -> first token, in-process vs Redis limiter."""
+    turns: list[Series]
+    """Turn protocol: question -> first token, SQLite + memory vs PostgreSQL (+ Redis)."""
+    limiters: list[Series]
+
+
 def run_scale_bench(
     questions: int = SCALE_QUESTIONS,
     warmup: int = SCALE_WARMUP,
     limiter_calls: int = LIMITER_CALLS,
     spaced_calls: int = LIMITER_SPACED_CALLS,
-) -> tuple[list[Series], list[Series]]:
+    turn_questions: int = TURN_QUESTIONS,
+) -> ScaleResult:
     site = PROJECT_ROOT / "docs" / "site.json"
     docs = PROJECT_ROOT / "docs"
     with tempfile.TemporaryDirectory(prefix="agentskit-scale-") as folder:
         redis = LocalRedis(Path(folder))
         redis.start()
+        postgres = LocalPostgres(durable=True)
         backends: list[_Backend] = []
         try:
+            postgres.start()
             backends.append(_Backend(site, docs))
             backends.append(_Backend(site, docs, "--rate-limit", redis.url))
             urls = {
@@ -139,11 +225,28 @@ def run_scale_bench(
                 "Redis limiter (--rate-limit)": backends[1].url,
             }
             answers = asyncio.run(_measure(urls, questions, warmup))
-            return answers, _time_limiters(redis.url, limiter_calls, spaced_calls)
+            backends.append(_Backend(site, docs, "--sessions", postgres.create_database()))
+            shared = ("--sessions", postgres.create_database(), "--rate-limit", redis.url)
+            backends.append(_Backend(site, docs, *shared))
+            turn_urls = {
+                "SQLite + memory limiter (default)": backends[0].url,
+                "PostgreSQL sessions": backends[2].url,
+                "PostgreSQL + Redis limiter": backends[3].url,
+            }
+            turn_urls = {name: _turn_url(url) for name, url in turn_urls.items()}
+            turns = asyncio.run(_measure_turns(turn_urls, turn_questions, warmup))
+            limiters = _time_limiters(redis.url, limiter_calls, spaced_calls)
+            return ScaleResult(answers, turns, limiters)
         finally:
             for backend in backends:
                 backend.stop()
             redis.stop()
+            postgres.stop()
+
+
+def _turn_url(ask_url: str) -> str:
+    """The turn endpoint beside an Ask URL (`serve-ask`'s default paths)."""
+    return ask_url.rsplit("/api/ask", 1)[0] + "/api/turn"
 
 
 def format_scale(series: list[Series], title: str, note: str) -> str:
@@ -164,17 +267,40 @@ def format_scale(series: list[Series], title: str, note: str) -> str:
 
 def scale_command(args: argparse.Namespace) -> int:
     del args
-    answers, limiters = run_scale_bench()
+    result = run_scale_bench()
     print(
         format_scale(
-            answers,
-            "question -> first token, 1 instance",
+            result.answers,
+            "Ask: question -> first token, 1 instance",
             "alternating questions over the demo docs, extractive generator unpaced, "
             "redis-server on loopback",
         )
     )
     print()
-    print(format_scale(limiters, "limiter decision alone", "ms per take(), alternating blocks"))
+    print(
+        format_scale(
+            result.turns,
+            "turn: question -> first token",
+            "1 instance each, a new session per question, rotating order; PostgreSQL "
+            "(initdb + pg_ctl, server defaults; the store commits with synchronous_commit=off) "
+            f"on loopback; goal: within "
+            f"+{TURN_OVERHEAD_GOAL_MS:.0f} ms of the default",
+        )
+    )
+    print()
+    print(
+        format_scale(result.limiters, "limiter decision alone", "ms per take(), alternating blocks")
+    )
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"load average during the run: {load} on {os.cpu_count()} CPUs")
-    return 0 if all(one.failed == 0 for one in answers) else 1
+    print()
+    throughput, failovers = run_balancer_bench()
+    print(format_throughput(throughput, THROUGHPUT_CLIENTS))
+    print()
+    print(format_failover(failovers))
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"load average after the balancer runs: {load} on {os.cpu_count()} CPUs")
+    failed = any(one.failed for one in result.answers + result.turns) or any(
+        one.failed for one in throughput
+    )
+    return 1 if failed else 0

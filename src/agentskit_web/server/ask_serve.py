@@ -37,6 +37,7 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 
+from ..extras import MissingExtra, missing_module
 from .ask_app import (
     ASK_BODY_TIMEOUT_SECONDS,
     ASK_MAX_STREAMS_PER_CLIENT,
@@ -60,7 +61,12 @@ from .operations import (
     PrometheusMetrics,
     mount_operations,
 )
-from .persistence import SESSION_MAX_PER_SUBJECT, SESSION_TTL_SECONDS, SessionStore
+from .persistence import (
+    SESSION_MAX_PER_SUBJECT,
+    SESSION_TTL_SECONDS,
+    PersistenceError,
+    SessionStore,
+)
 from .rate_limit import (
     AUTH_FAILURE_CAPACITY,
     AUTH_FAILURE_REFILL_PER_SECOND,
@@ -79,8 +85,15 @@ from .site_source import (
     from_site_dir,
 )
 from .static import bind_socket
-from .turn_app import DEFAULT_TURN_PATH, mount_turn
-from .turn_store import TURN_STORE_MAX_SESSIONS_TOTAL, TurnSessionKey, TurnSessionStore
+from .turn_app import DEFAULT_TURN_PATH, TURN_LEASE_SECONDS, mount_turn
+from .turn_session_port import (
+    TURN_STORE_MAX_SESSIONS_TOTAL,
+    TurnSessionKey,
+    TurnSessionStorePort,
+    is_postgres_url,
+    redacted,
+)
+from .turn_store import TurnSessionStore
 
 DEFAULT_PORT: Final = 8001
 DEFAULT_API_KEY_ENV: Final = "AGENTSKIT_ASK_API_KEY"
@@ -119,6 +132,8 @@ class AskServeConfig:
     rate_refill: float = DEFAULT_REFILL_PER_SECOND
     metrics_file: Path | None = None
     sessions_db: str = ":memory:"
+    sessions: str = "sqlite"
+    """Where turn sessions live: `sqlite` (the `sessions_db` file) or a postgresql:// URL."""
     generator: str = "extractive"
     openai_url: str | None = None
     openai_model: str | None = None
@@ -137,6 +152,7 @@ class AskServeConfig:
     openai_allow_http: bool = False
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
+    turn_lease: float = TURN_LEASE_SECONDS
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -202,8 +218,32 @@ def _limiters(config: AskServeConfig) -> tuple[RateLimiter, RateLimiter]:
     )
 
 
+def _turn_store(config: AskServeConfig) -> TurnSessionStorePort:
+    """The turn session store: SQLite (`--sessions-db`) by default, or shared PostgreSQL."""
+    bounds: dict[str, Any] = {
+        "ttl_seconds": config.session_ttl,
+        "max_sessions_per_client": config.max_sessions_per_subject,
+        "max_sessions_total": config.max_sessions_total,
+    }
+    if config.sessions == "sqlite":
+        return TurnSessionStore(config.sessions_db, **bounds)
+    if not is_postgres_url(config.sessions):
+        raise StartupError(
+            f"Unknown --sessions {redacted(config.sessions)!r} (sqlite, or a postgresql:// URL)."
+        )
+    module = missing_module("postgres")
+    if module is not None:
+        raise StartupError(str(MissingExtra("--sessions postgresql://...", "postgres", module)))
+    from .turn_store_postgres import PostgresTurnSessionStore
+
+    try:
+        return PostgresTurnSessionStore(config.sessions, **bounds)
+    except PersistenceError as error:
+        raise StartupError(f"--sessions: {error}") from error
+
+
 def _readiness_probes(
-    app: Starlette, turn_store: TurnSessionStore, limiter: RateLimiter
+    app: Starlette, turn_store: TurnSessionStorePort, limiter: RateLimiter
 ) -> list[Probe]:
     """Index loaded and session stores answering (gating); limiter reachable (reported)."""
     ask = app.state.ask
@@ -266,18 +306,16 @@ def build_app(config: AskServeConfig) -> Starlette:
             max_streams_per_client=config.max_streams_per_client,
             body_timeout=config.body_timeout,
         )
-        turn_store = TurnSessionStore(
-            config.sessions_db,
-            ttl_seconds=config.session_ttl,
-            max_sessions_per_client=config.max_sessions_per_subject,
-            max_sessions_total=config.max_sessions_total,
-        )
+        turn_store = _turn_store(config)
     except (SiteConfigError, ValueError, OSError) as error:
         raise StartupError(str(error)) from error
     if not config.turn_path.startswith("/") or config.turn_path == config.path:
         raise StartupError("--turn-path must be a path starting with / and differ from --path.")
-    mount_turn(app, turn_store, path=config.turn_path)
+    if not (config.turn_lease > 0 and math.isfinite(config.turn_lease)):
+        raise StartupError("--turn-lease must be a positive number of seconds.")
+    turn = mount_turn(app, turn_store, path=config.turn_path, lease_seconds=config.turn_lease)
     drain = Drain()
+    drain.background.append(turn.drain)
     app.state.ask.shutdown = drain
     operations = Operations(metrics, drain, _readiness_probes(app, turn_store, rate_limiter))
     mount_operations(
@@ -430,6 +468,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--metrics-file", type=Path, help="append privacy-safe metrics as JSON lines")
     add("--sessions-db", default=":memory:", help="SQLite file for saved conversations")
     add(
+        "--sessions",
+        default="sqlite",
+        help="where turn sessions live: sqlite (the --sessions-db file) or "
+        "postgresql://user@host:port/db (shared by every instance)",
+    )
+    add(
         "--session-ttl",
         type=float,
         default=SESSION_TTL_SECONDS,
@@ -459,6 +503,13 @@ def _parser() -> argparse.ArgumentParser:
         type=float,
         default=SHUTDOWN_DEADLINE_SECONDS,
         help="seconds running answers get after SIGTERM before they end as interrupted",
+    )
+    add(
+        "--turn-lease",
+        type=float,
+        default=TURN_LEASE_SECONDS,
+        help="seconds a running turn's lease lasts without a save; after it, any instance "
+        "ends the turn as interrupted",
     )
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
@@ -520,6 +571,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         rate_refill=args.rate_refill,
         metrics_file=args.metrics_file,
         sessions_db=args.sessions_db,
+        sessions=args.sessions,
         generator=args.generator,
         openai_url=args.openai_url,
         openai_model=args.openai_model,
@@ -538,6 +590,7 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         openai_allow_http=args.openai_allow_http,
         rate_limit=args.rate_limit,
         shutdown_deadline=args.shutdown_deadline,
+        turn_lease=args.turn_lease,
     )
 
 

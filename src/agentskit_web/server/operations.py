@@ -28,6 +28,7 @@ whatever is left.
 import asyncio
 import contextlib
 import signal
+import socket
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -200,6 +201,10 @@ class Drain:
     def __init__(self) -> None:
         self.draining = False
         self.expired = False
+        self.deadline_at: float | None = None
+        """When running answers must end (the event loop's clock), once draining."""
+        self.background: list[Callable[[], Awaitable[None]]] = []
+        """Work that outlives its connection (detached turns): awaited before the process exits."""
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._lock = threading.Lock()
 
@@ -208,7 +213,9 @@ class Drain:
         if self.draining:
             return
         self.draining = True
-        asyncio.get_running_loop().call_later(max(0.0, deadline_seconds), self.expire)
+        loop = asyncio.get_running_loop()
+        self.deadline_at = loop.time() + max(0.0, deadline_seconds)
+        loop.call_later(max(0.0, deadline_seconds), self.expire)
 
     def expire(self) -> None:
         """The deadline has passed: wake every waiter (safe from any thread)."""
@@ -246,6 +253,21 @@ class DrainingServer(uvicorn.Server):
         super().__init__(config)
         self.drain = drain
         self.deadline_seconds = deadline_seconds
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's shutdown, then the drain's background work (bounded by the deadline).
+
+        A turn whose reader went away holds no connection, so uvicorn would
+        exit under it; waiting here lets it finish, or end as interrupted at
+        the deadline, and be saved either way.
+        """
+        await super().shutdown(sockets)
+        if self.drain.background:
+            now = asyncio.get_running_loop().time()
+            left = max(0.0, (self.drain.deadline_at or now) - now) + SHUTDOWN_FLUSH_SECONDS
+            with anyio.move_on_after(left):
+                for work in self.drain.background:
+                    await work()
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if sig == signal.SIGTERM:

@@ -73,6 +73,17 @@ SERVER_INVALID_CONFIG: Final = TurnErrorSpec(
     500, "SERVER_INVALID_CONFIG", "Chat handler configuration is invalid.", False
 )
 CHAT_TURN_FAILED: Final = TurnErrorSpec(None, "CHAT_TURN_FAILED", "The chat turn failed.", True)
+CHAT_TURN_INTERRUPTED: Final = TurnErrorSpec(
+    None,
+    "CHAT_TURN_INTERRUPTED",
+    "The answer was interrupted before it finished (the server writing it stopped); ask again.",
+    True,
+)
+"""A turn whose instance went away (its lease expired) or stopped at the shutdown deadline.
+
+Only inside a snapshot, like CHAT_TURN_FAILED; the session envelope records such a turn as
+`indeterminate`, the one non-completed outcome the envelope's v1 schema has. An addition of
+this server (like SESSION_NOT_FOUND), so not in PROTOCOL.md's table below."""
 
 TURN_SERVER_ERRORS: Final[Mapping[str, TurnErrorSpec]] = MappingProxyType(
     {

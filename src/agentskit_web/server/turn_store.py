@@ -1,18 +1,11 @@
-"""SQLite storage for turn sessions: the session envelope, its messages, its latest snapshot.
+"""SQLite storage for turn sessions: the default implementation of the session store port.
 
-One row per (site, owner, session id) holds
-
-- the `agentskit.chat.session` v1 envelope (validated with
-  `decode_session_snapshot` before every write; its `cursor` is the row's
-  compare-and-set column),
-- the conversation as a validated memory record (`{version: 1, messages}`),
-- the last `server.turn.snapshot` line sent for the session, which is what
-  `GET <turn path>/<sessionId>` answers, byte for byte.
-
-`save` is an atomic compare-and-set on `cursor`: a single
-`UPDATE ... WHERE cursor = ?` (or an insert that must not find a row), so it
-holds across processes sharing one database file. It returns False when it
-loses and changes nothing.
+The contract (compare-and-set on the cursor, the lease with its holder, TTL,
+per-client and total caps, oldest-first eviction, typed errors) is written
+down in `turn_session_port`; `turn_store_postgres` is the other store that
+keeps it. This one is a file (or `:memory:`) with one connection behind a
+lock: `save` is a single `UPDATE ... WHERE cursor = ?` (or an insert that
+must not find a row), so it holds across processes sharing one file.
 
 The owner is part of the key: a bearer caller's sessions are keyed by its
 subject, anonymous callers all share the owner `anonymous` and are told apart
@@ -38,21 +31,27 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import anyio.to_thread
 
-from ..protocol.memory_record import validate_memory_record
-from ..protocol.session import SessionSnapshot, decode_session_snapshot
-from ..protocol.wire_json import JSON_INVALID, dump_json, parse_json
+from ..protocol.session import SessionSnapshot
 from .persistence import (
     SESSION_MAX_PER_SUBJECT,
     SESSION_TTL_SECONDS,
     PersistenceError,
     check_store_bounds,
     open_database,
+)
+from .turn_session_port import (
+    TURN_STORE_MAX_SESSIONS_TOTAL,
+    StoreFull,
+    TurnLease,
+    TurnSessionKey,
+    TurnSessionRow,
+    decode_row,
+    prepare_write,
 )
 
 _SCHEMA: Final = """
@@ -66,6 +65,8 @@ CREATE TABLE IF NOT EXISTS turn_sessions (
     last_snapshot TEXT NOT NULL,
     updated_at REAL NOT NULL,
     client_key TEXT NOT NULL DEFAULT '',
+    lease_holder TEXT NOT NULL DEFAULT '',
+    lease_expires_ms INTEGER,
     PRIMARY KEY (site_id, owner, session_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS turn_sessions_by_owner_age
@@ -76,59 +77,12 @@ _CLIENT_INDEX: Final = (
     "CREATE INDEX IF NOT EXISTS turn_sessions_by_client_age"
     " ON turn_sessions (site_id, client_key, updated_at)"
 )
-TURN_STORE_MAX_SESSIONS_TOTAL: Final = 50_000
-"""Server policy: sessions one turn store keeps over all clients; past it new ones are refused."""
-
-
-class StoreFull(PersistenceError):
-    """The store holds `max_sessions_total` live sessions: a new one is refused, none evicted."""
-
-
-@dataclass(frozen=True, slots=True)
-class TurnSessionKey:
-    site_id: str
-    owner: str
-    session_id: str
-    client_key: str = field(default="", compare=False)
-    """Who stored the session (the rate limiter's key); not part of its identity."""
-
-
-@dataclass(frozen=True, slots=True)
-class TurnSessionRow:
-    """A stored session: the envelope (v1 model), its messages (wire dicts), the last snapshot."""
-
-    envelope: SessionSnapshot
-    messages: tuple[dict[str, Any], ...]
-    last_snapshot: str
-
-    @property
-    def cursor(self) -> int:
-        return int(self.envelope.cursor)
-
-
-def _valid_envelope(envelope: SessionSnapshot | dict[str, Any]) -> SessionSnapshot:
-    result = decode_session_snapshot(envelope)
-    if not result.ok:
-        raise ValueError("The session envelope is invalid.")
-    value: SessionSnapshot = result.snapshot
-    return value
-
-
-def _valid_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    record = validate_memory_record({"version": 1, "messages": list(messages)})
-    return list(record["messages"])
-
-
-def _decode_row(envelope: str, messages: str, last_snapshot: str) -> TurnSessionRow:
-    decoded = decode_session_snapshot(envelope)
-    record = parse_json(messages)
-    if not decoded.ok or record is JSON_INVALID or not isinstance(record, dict):
-        raise PersistenceError("Stored turn session is corrupt.")
-    try:
-        wire = validate_memory_record(record)
-    except Exception as error:
-        raise PersistenceError("Stored turn session is corrupt.") from error
-    return TurnSessionRow(decoded.snapshot, tuple(wire["messages"]), last_snapshot)
+_ADDED_COLUMNS: Final = (
+    ("client_key", "TEXT NOT NULL DEFAULT ''"),
+    ("lease_holder", "TEXT NOT NULL DEFAULT ''"),
+    ("lease_expires_ms", "INTEGER"),
+)
+"""Columns a database written by an older version gains on open (in this order)."""
 
 
 class TurnSessionStore:
@@ -151,16 +105,15 @@ class TurnSessionStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._db = open_database(database, _SCHEMA)
-        self._add_client_column()
+        self._add_columns()
 
-    def _add_client_column(self) -> None:
-        """A database written before sessions had a client key gains the column (empty key)."""
+    def _add_columns(self) -> None:
+        """A database written before sessions had a client key or a lease holder gains them."""
         with self._lock, self._db:
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(turn_sessions)")}
-            if "client_key" not in columns:
-                self._db.execute(
-                    "ALTER TABLE turn_sessions ADD COLUMN client_key TEXT NOT NULL DEFAULT ''"
-                )
+            for name, declaration in _ADDED_COLUMNS:
+                if name not in columns:
+                    self._db.execute(f"ALTER TABLE turn_sessions ADD COLUMN {name} {declaration}")
             self._db.execute(_CLIENT_INDEX)
 
     # -- synchronous core ---------------------------------------------------
@@ -170,15 +123,15 @@ class TurnSessionStore:
         try:
             with self._lock:
                 row = self._db.execute(
-                    "SELECT envelope, messages, last_snapshot, updated_at FROM turn_sessions "
-                    "WHERE site_id = ? AND owner = ? AND session_id = ?",
+                    "SELECT envelope, messages, last_snapshot, updated_at, lease_holder "
+                    "FROM turn_sessions WHERE site_id = ? AND owner = ? AND session_id = ?",
                     (key.site_id, key.owner, key.session_id),
                 ).fetchone()
         except sqlite3.Error as error:
             raise PersistenceError("Turn session store read failed.") from error
         if row is None or row[3] < self._clock() - self.ttl_seconds:
             return None
-        return _decode_row(row[0], row[1], row[2])
+        return decode_row(row[0], row[1], row[2], row[4])
 
     def save_sync(
         self,
@@ -187,19 +140,19 @@ class TurnSessionStore:
         messages: Sequence[Any],
         last_snapshot: str,
         expected_cursor: int | None,
+        *,
+        holder: str = "",
     ) -> bool:
         """Compare-and-set on `cursor`: write only if the stored cursor is `expected_cursor`.
 
         `expected_cursor=None` means create-only. The envelope and the messages
         are validated first (ValueError / ProtocolError for the host's bug);
-        the envelope's session id must be the key's. False when the CAS lost;
-        `StoreFull` when a new session would pass `max_sessions_total`.
+        the envelope's session id must be the key's. `holder` is the instance
+        that holds the envelope's `activeTurn` lease (stored only while there
+        is one). False when the CAS lost; `StoreFull` when a new session would
+        pass `max_sessions_total`.
         """
-        value = _valid_envelope(envelope)
-        if value.session_id != key.session_id:
-            raise ValueError("The envelope belongs to another session.")
-        text = dump_json({"version": 1, "messages": _valid_messages(messages)})
-        envelope_text = dump_json(value.to_wire())
+        write = prepare_write(key, envelope, messages, last_snapshot, holder)
         now = self._clock()
         try:
             with self._lock, self._db:
@@ -210,17 +163,22 @@ class TurnSessionStore:
                     )
                     self._check_room(key)
                     cursor = self._db.execute(
-                        "INSERT OR IGNORE INTO turn_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT OR IGNORE INTO turn_sessions (site_id, owner, session_id,"
+                        " cursor, envelope, messages, last_snapshot, updated_at, client_key,"
+                        " lease_holder, lease_expires_ms)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             key.site_id,
                             key.owner,
                             key.session_id,
-                            value.cursor,
-                            envelope_text,
-                            text,
-                            last_snapshot,
+                            write.cursor,
+                            write.envelope_text,
+                            write.messages_text,
+                            write.last_snapshot,
                             now,
                             key.client_key,
+                            write.holder,
+                            write.lease_expires_ms,
                         ),
                     )
                     if cursor.rowcount == 1:
@@ -228,14 +186,17 @@ class TurnSessionStore:
                 else:
                     cursor = self._db.execute(
                         "UPDATE turn_sessions SET cursor = ?, envelope = ?, messages = ?, "
-                        "last_snapshot = ?, updated_at = ? "
+                        "last_snapshot = ?, updated_at = ?, lease_holder = ?, "
+                        "lease_expires_ms = ? "
                         "WHERE site_id = ? AND owner = ? AND session_id = ? AND cursor = ?",
                         (
-                            value.cursor,
-                            envelope_text,
-                            text,
-                            last_snapshot,
+                            write.cursor,
+                            write.envelope_text,
+                            write.messages_text,
+                            write.last_snapshot,
                             now,
+                            write.holder,
+                            write.lease_expires_ms,
                             key.site_id,
                             key.owner,
                             key.session_id,
@@ -293,9 +254,13 @@ class TurnSessionStore:
         messages: Sequence[Any],
         last_snapshot: str,
         expected_cursor: int | None,
+        *,
+        holder: str = "",
     ) -> bool:
         return await anyio.to_thread.run_sync(
-            self.save_sync, key, envelope, messages, last_snapshot, expected_cursor
+            lambda: self.save_sync(
+                key, envelope, messages, last_snapshot, expected_cursor, holder=holder
+            )
         )
 
     def close(self) -> None:
@@ -306,6 +271,7 @@ class TurnSessionStore:
 __all__ = [
     "TURN_STORE_MAX_SESSIONS_TOTAL",
     "StoreFull",
+    "TurnLease",
     "TurnSessionKey",
     "TurnSessionRow",
     "TurnSessionStore",
