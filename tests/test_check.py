@@ -155,3 +155,18 @@ def test_the_table_names_every_failed_check() -> None:
     table = check.format_table("http://h/", checks)
     assert table.splitlines()[-1] == "failed: csp"
     assert "FAIL  csp" in table
+
+
+@pytest.mark.parametrize("allowed", [True, False], ids=["sandbox-allowed", "sandbox-refused"])
+def test_check_starts_chromium_with_its_sandbox_wherever_the_platform_allows(
+    monkeypatch: pytest.MonkeyPatch, allowed: bool
+) -> None:
+    """`check` loads a page we do not control: Chromium's sandbox stays on unless refused."""
+    from agentskit_web import chromium_sandbox
+
+    monkeypatch.setattr(chromium_sandbox, "sandbox_available", lambda: allowed)
+    options = check.check_launch_options("/opt/owners/chromium")
+    assert options["executable_path"] == "/opt/owners/chromium"
+    assert options["chromium_sandbox"] is allowed
+    assert ("--no-sandbox" in options["args"]) is not allowed
+    assert "--headless" in options["args"]

@@ -2,7 +2,7 @@
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from agentskit_web.browser.conversation_view import ConversationView
@@ -377,3 +377,40 @@ def test_a_hostile_streamed_answer_is_cut_in_the_dom_with_its_note() -> None:
     assert holder.children[-1] is note, "the note ends the message"
     assert len(holder.walk()) <= MESSAGE_MAX_NODES
     assert len([node for node in holder.walk() if node.tag == "tr"]) == TABLE_MAX_ROWS
+
+
+def test_a_new_question_is_scrolled_into_view_despite_the_clamp_its_layout_causes() -> None:
+    """Asking shrinks the log for a moment (the earlier answer loses its Regenerate button),
+    so the browser clamps scrollTop and reports a move up the reader never made."""
+    frames: list[Callable[[], None]] = []
+    dom = builder()
+    log = dom.document.createElement("div")
+    for name, value in (("scrollHeight", 500), ("scrollTop", 0), ("clientHeight", 200)):
+        object.__setattr__(log, name, value)
+    transport = Transport([{"type": "text", "delta": "A"}, {"type": "done"}])
+    definition = define_chat(
+        id="docs",
+        adapter=create_ask_adapter(endpoint="/api/ask", transport=transport),
+        memory=create_ask_session_memory(key="k", storage=MemoryStorage()),
+    )
+    conversation = Conversation(definition)
+    view = ConversationView(dom, log, definition.components, schedule_frame=frames.append)
+    conversation.subscribe(view.handle)
+
+    def run_frames() -> None:
+        while frames:
+            frames.pop(0)()
+
+    asyncio.run(conversation.send("First"))
+    run_frames()
+    assert log.scrollTop == 500
+    asyncio.run(conversation.send("Second"))
+    object.__setattr__(log, "scrollHeight", 1_500)
+    object.__setattr__(log, "scrollTop", 300)  # the clamp, reported before the frame
+    view.on_scroll()
+    run_frames()
+    assert view.follow and log.scrollTop == 1_500, "the new question and its answer in view"
+
+    object.__setattr__(log, "scrollTop", 100)  # after that frame, a move up is the reader's
+    view.on_scroll()
+    assert not view.follow

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentskit_web.build.packed import STRIP_MIN_BYTES, restore_raw_copies, strip_raw_copies
-from agentskit_web.build.release import normalise_sdist, source_date_epoch
+from agentskit_web.build.release import normalise_sdist, source_date_epoch, stage_project
 
 EPOCH = 1_767_225_600
 
@@ -79,3 +79,25 @@ def test_a_gz_that_does_not_reproduce_its_file_keeps_the_file(tmp_path: Path) ->
     (tmp_path / "big.wasm.gz").write_bytes(gzip.compress(data[:-1], 9, mtime=0))
     assert strip_raw_copies(tmp_path) == 0
     assert (tmp_path / "big.wasm").read_bytes() == data
+
+
+def test_the_release_is_staged_outside_the_checkout_without_stale_assets(tmp_path: Path) -> None:
+    """The checkout is only read: a plugin build run during `make dist` never sees assets
+    that are not its own, and a prebuilt folder left in the checkout is not shipped."""
+    root = tmp_path / "checkout"
+    package = root / "src" / "agentskit_web"
+    (package / "integrations" / "prebuilt").mkdir(parents=True)
+    (package / "integrations" / "prebuilt" / "stale.js").write_text("old", encoding="utf-8")
+    (package / "__pycache__").mkdir()
+    (package / "__pycache__" / "x.cpython-313.pyc").write_bytes(b"\0")
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pyproject.toml").write_text("[project]\n", encoding="utf-8")
+    (root / "README.md").write_text("# readme\n", encoding="utf-8")
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+
+    project = stage_project(root, tmp_path / "staging")
+
+    assert not project.is_relative_to(root)
+    staged = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file())
+    assert staged == ["README.md", "pyproject.toml", "src/agentskit_web/__init__.py"]
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before

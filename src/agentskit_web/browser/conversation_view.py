@@ -18,8 +18,9 @@ question and everything after it.
 
 Scrolling follows the stream only while the reader is within
 `FOLLOW_THRESHOLD_PX` of the bottom; scrolling up stops it until the reader
-comes back down (or asks a new question). The scroll itself is written once
-per animation frame, not per chunk.
+comes back down (or asks a new question: that question is always scrolled
+into view). The scroll itself is written once per animation frame, not per
+chunk.
 
 Message chrome (labels, buttons) is built with `createElement` and
 `textContent` from fixed strings; message text only ever becomes text nodes.
@@ -289,6 +290,7 @@ class ConversationView:
         self._on_status = on_status
         self._on_notice = on_notice
         self._scroll_pending = False
+        self._question_pending = False
         self._last_top = 0.0
         self.follow = True
         self._clock = clock
@@ -366,6 +368,7 @@ class ConversationView:
             self._append(event.message)
             if event.message.role == "user":
                 self.follow = True
+                self._question_pending = True
             self._content_changed()
         elif isinstance(event, Updated):
             view = self._messages.get(event.message.id)
@@ -428,14 +431,17 @@ class ConversationView:
 
         A scroll event can arrive after more content was appended (it reports
         the widget's own scroll one frame late), so being away from the bottom
-        alone does not mean the reader left it: only a move up does.
+        alone does not mean the reader left it: only a move up does. Nor does a
+        move up between a new question and the frame that shows it: the earlier
+        answer losing its Regenerate button shrinks the log, and the browser's
+        clamp of `scrollTop` arrives as a scroll event the reader never made.
         """
         log = self.log
         top = float(log.scrollTop)
         distance = float(log.scrollHeight) - top - float(log.clientHeight)
         if distance <= FOLLOW_THRESHOLD_PX:
             self.follow = True
-        elif top < self._last_top - 1:
+        elif top < self._last_top - 1 and not self._question_pending:
             self.follow = False
         self._last_top = top
 
@@ -443,13 +449,14 @@ class ConversationView:
         if not self.follow or self._scroll_pending:
             return
         if self._schedule_frame is None:
-            self.scroll_to_end()
+            self._scroll_frame()
             return
         self._scroll_pending = True
         self._schedule_frame(self._scroll_frame)
 
     def _scroll_frame(self) -> None:
         self._scroll_pending = False
+        self._question_pending = False
         if self.follow:
             self.scroll_to_end()
 

@@ -8,8 +8,10 @@ loader, the stylesheet, the Pyodide runtime, the wheels, their `.br`/`.gz`
 copies and the lock; raw files their `.gz` reproduces are left out, see
 build/packed.py), runs the standard PEP 517 build (`python -m build`: the
 sdist, then the wheel from the sdist, so the sdist alone rebuilds the same
-wheel), then removes the folder again: in a checkout the plugins build fresh
-assets from `web/`, and a stale prebuilt folder must not shadow them.
+wheel). All of it happens in a staging copy of the project's packaging files
+(pyproject.toml, README.md, src/), never in the checkout: there the plugins
+build fresh assets from `web/`, and a prebuilt folder, even for the minute a
+release takes, would shadow them for a docs build run at that moment.
 
 Reproducible: every timestamp is SOURCE_DATE_EPOCH (default: the last commit's
 time). The wheel's backend already honours it; the sdist's tar and gzip
@@ -29,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -38,6 +41,9 @@ from .packed import strip_raw_copies
 OUT_DIR: Final = "release"
 """Where `make dist` writes the sdist and the wheel (dist/ is the demo site)."""
 PREBUILT_PARTS: Final = ("src", "agentskit_web", "integrations", "prebuilt")
+STAGED_FILES: Final = ("pyproject.toml", "README.md")
+"""What the build reads besides src/ (the metadata and the long description)."""
+STAGING_IGNORED: Final = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "prebuilt")
 FALLBACK_EPOCH: Final = 315_532_800
 """1980-01-01, the earliest time a zip member can hold: used outside a git checkout."""
 
@@ -106,30 +112,39 @@ def _size(count: int) -> str:
     return f"{count / 1_048_576:.2f} MB"
 
 
+def stage_project(root: Path, staging: Path) -> Path:
+    """A copy of what the build reads, so the checkout is never written; returns its root."""
+    project = staging / "project"
+    project.mkdir(parents=True)
+    for name in STAGED_FILES:
+        shutil.copy2(root / name, project / name)
+    shutil.copytree(root / "src", project / "src", ignore=STAGING_IGNORED)
+    return project
+
+
 def build_release(root: Path, out_dir: Path) -> list[Path]:
     """Write the sdist and the wheel to `out_dir` (emptied first); returns their paths."""
     epoch = source_date_epoch(root)
-    prebuilt = root.joinpath(*PREBUILT_PARTS)
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    try:
+    with tempfile.TemporaryDirectory(prefix="agentskit-release-") as staging:
+        project = stage_project(root, Path(staging))
+        prebuilt = project.joinpath(*PREBUILT_PARTS)
         count = write_prebuilt(root, prebuilt)
         saved = strip_raw_copies(prebuilt)
         print(
-            f"prebuilt assets: {count} files in {prebuilt.relative_to(root)}/ "
+            f"prebuilt assets: {count} files in the staged {Path(*PREBUILT_PARTS)}/ "
             f"({saved / 1_048_576:.1f} MB of raw files left to their .gz copies)",
             flush=True,
         )
         environment = {**os.environ, "SOURCE_DATE_EPOCH": str(epoch)}
         subprocess.run(
-            [sys.executable, "-m", "build", "--outdir", str(out_dir), str(root)],
+            [sys.executable, "-m", "build", "--outdir", str(out_dir), str(project)],
             check=True,
             env=environment,
             stdout=subprocess.DEVNULL,
         )
-    finally:
-        shutil.rmtree(prebuilt, ignore_errors=True)
     built = sorted(out_dir.iterdir())
     for path in built:
         if path.name.endswith(".tar.gz"):

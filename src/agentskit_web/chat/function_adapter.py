@@ -51,8 +51,8 @@ from ..protocol.limits import (
 from ..protocol.text_metrics import js_slice, split_text
 from .ask.body import BoundedContentEncoder, ContentLimitExceeded
 from .ask.projection import project_ask_messages
+from .once_source import OnceSource, StreamChunk
 
-StreamChunk = dict[str, str]
 PageAnswer = Callable[[str, list[dict[str, str]]], Any]
 """`answer(question, history)` -> str, an (async) iterable of str, or an awaitable of those."""
 
@@ -101,34 +101,19 @@ def question_and_history(messages: Sequence[object]) -> tuple[str, list[dict[str
     return bounded[-1]["content"], bounded[:-1]
 
 
-class FunctionSource:
+class FunctionSource(OnceSource):
     """One answer from the page function: iterate it (once) for chunks; `abort()` stops it."""
 
+    reused_message = REUSED_MESSAGE
     failure: None = None
     """No HTTP failure to report (the widget reads this attribute of every source)."""
 
     def __init__(self, answer: PageAnswer, messages: Sequence[object]) -> None:
+        super().__init__()
         self._answer = answer
         self._messages = messages
-        self._started = False
-        self._pending: asyncio.Future[Any] | None = None
-        self.aborted = False
 
-    def __aiter__(self) -> AsyncGenerator[StreamChunk, None]:
-        return self.stream()
-
-    def abort(self) -> None:
-        """Stop now: an awaited piece is cancelled; the iterator ends without an error chunk."""
-        self.aborted = True
-        if self._pending is not None and not self._pending.done():
-            self._pending.cancel()
-
-    async def stream(self) -> AsyncGenerator[StreamChunk, None]:
-        """The chunks of this answer; never raises (except the consumer's own cancellation)."""
-        if self._started:
-            yield {"type": "error", "content": REUSED_MESSAGE}
-            return
-        self._started = True
+    async def _stream_once(self) -> AsyncGenerator[StreamChunk, None]:
         encoder = BoundedContentEncoder()
         pieces = self._pieces()
         try:

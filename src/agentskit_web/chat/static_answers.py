@@ -52,10 +52,10 @@ from .ask.adapter import (
     REUSED_MESSAGE,
     TIMEOUT_MESSAGE,
     AskAdapter,
-    StreamChunk,
     build_ask_request,
     status_message,
 )
+from .once_source import OnceSource, StreamChunk
 
 if TYPE_CHECKING:
     from .ask.failure import AskFailure
@@ -175,35 +175,19 @@ def answer_events(answer: str, passages: Sequence[Passage], tool_id: str) -> lis
     return events
 
 
-class StaticAnswerSource:
+class StaticAnswerSource(OnceSource):
     """One answer from the static index: iterate it (once) for chunks; `abort()` stops it."""
 
+    reused_message = REUSED_MESSAGE
+
     def __init__(self, adapter: StaticAnswersAdapter, question: str | None) -> None:
+        super().__init__()
         self._adapter = adapter
         self._question = question
-        self._pending: asyncio.Future[Any] | None = None
-        self._started = False
-        self.aborted = False
         self.failure: AskFailure | None = None
         self.answered_by: InPage | None = "static"
 
-    def __aiter__(self) -> AsyncGenerator[StreamChunk, None]:
-        return self.stream()
-
-    def abort(self) -> None:
-        """Stop now; the iterator ends without an error chunk."""
-        if self.aborted:
-            return
-        self.aborted = True
-        if self._pending is not None and not self._pending.done():
-            self._pending.cancel()
-
-    async def stream(self) -> AsyncGenerator[StreamChunk, None]:
-        """The chunks of this answer; never raises (except the consumer's own cancellation)."""
-        if self._started:
-            yield {"type": "error", "content": REUSED_MESSAGE}
-            return
-        self._started = True
+    async def _stream_once(self) -> AsyncGenerator[StreamChunk, None]:
         try:
             async for chunk in self._chunks():
                 yield chunk
@@ -447,16 +431,17 @@ def backend_unreachable(failure: AskFailure | None, message: object) -> bool:
     return message in UNREACHABLE_MESSAGES
 
 
-class FallbackSource:
+class FallbackSource(OnceSource):
     """The backend's answer, or, when the backend cannot be reached before anything
     streamed, the static index's answer to the same question."""
 
+    reused_message = REUSED_MESSAGE
+
     def __init__(self, primary: Any, fallback: Callable[[], StaticAnswerSource]) -> None:
+        super().__init__()
         self._primary = primary
         self._make_fallback = fallback
         self._active: Any = primary
-        self._started = False
-        self.aborted = False
         self.answered_by: InPage | None = None
 
     @property
@@ -465,20 +450,11 @@ class FallbackSource:
         found: AskFailure | None = getattr(self._active, "failure", None)
         return found
 
-    def __aiter__(self) -> AsyncGenerator[StreamChunk, None]:
-        return self.stream()
-
-    def abort(self) -> None:
-        if self.aborted:
-            return
-        self.aborted = True
+    def _on_abort(self) -> None:
+        """Stop whichever source is answering."""
         self._active.abort()
 
-    async def stream(self) -> AsyncGenerator[StreamChunk, None]:
-        if self._started:
-            yield {"type": "error", "content": REUSED_MESSAGE}
-            return
-        self._started = True
+    async def _stream_once(self) -> AsyncGenerator[StreamChunk, None]:
         streamed = False
         switch = False
         primary = self._primary.__aiter__()

@@ -361,6 +361,14 @@ def _note(seen: dict[str, Any], key: str, value: Any) -> None:
     seen.setdefault(key, value)
 
 
+def check_launch_options(executable: str) -> dict[str, Any]:
+    """How `check` starts Chromium: the shared options (its sandbox on wherever the platform
+    allows it, since `check` loads a page we do not control) with the owner's executable."""
+    from ..bench.harness import chromium_launch_options
+
+    return {**chromium_launch_options(), "executable_path": executable}
+
+
 def run_checks(
     url: str,
     question: str,
@@ -372,7 +380,7 @@ def run_checks(
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import sync_playwright
 
-    from ..bench.harness import CHROMIUM_FLAGS, chromium_executable
+    from ..bench.harness import chromium_executable
     from ..testing.widget import reach_for
 
     origin = origin_of(url)
@@ -417,9 +425,7 @@ def run_checks(
     with sync_playwright() as playwright:
         executable = chromium or chromium_executable()
         try:
-            browser = playwright.chromium.launch(
-                executable_path=executable, args=list(CHROMIUM_FLAGS)
-            )
+            browser = playwright.chromium.launch(**check_launch_options(executable))
         except PlaywrightError as error:
             first = str(error).strip().splitlines()[0] if str(error).strip() else "failed"
             raise CheckUsageError(f"cannot start Chromium {executable}: {first}") from None

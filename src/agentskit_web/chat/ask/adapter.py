@@ -46,13 +46,12 @@ from ...protocol.limits import (
 from ...protocol.text_metrics import js_is_blank, js_slice, utf8_length
 from ...protocol.wire_json import dump_json
 from ...transports import AskTransport, AskTransportResponse, default_transport, header_value
+from ..once_source import OnceSource, StreamChunk
 
 if TYPE_CHECKING:
     from .failure import AskFailure
     from .projection import ProjectTool
 
-StreamChunk = dict[str, str]
-"""One chunk of an answer (the body reader's `StreamChunk`)."""
 
 ASK_REQUEST_PROTOCOL: Final = "agentskit.chat.ask"
 ASK_REQUEST_VERSION: Final = 1
@@ -167,42 +166,29 @@ class _Failure(Exception):
         self.message = message
 
 
-class AskSource:
+class AskSource(OnceSource):
     """One streamed answer: iterate it (once) for chunks; `abort()` stops it quietly."""
+
+    reused_message = REUSED_MESSAGE
 
     def __init__(
         self, adapter: AskAdapter, url: str, body: bytes, project_tool: ProjectTool | None
     ) -> None:
+        super().__init__()
         self._adapter = adapter
         self._url = url
         self._body = body
         self._project_tool = project_tool
-        self._pending: asyncio.Future[Any] | None = None
         self._response: AskTransportResponse | None = None
-        self._started = False
-        self.aborted = False
         self.failure: AskFailure | None = None
 
-    def __aiter__(self) -> AsyncGenerator[StreamChunk, None]:
-        return self.stream()
-
-    def abort(self) -> None:
-        """Stop now: cancel the request upstream; the iterator ends without an error chunk."""
-        if self.aborted:
-            return
-        self.aborted = True
-        if self._pending is not None and not self._pending.done():
-            self._pending.cancel()
+    def _on_abort(self) -> None:
+        """Cancel the request upstream too."""
         response, self._response = self._response, None
         if response is not None:
             _spawn(_quiet_cancel(response))
 
-    async def stream(self) -> AsyncGenerator[StreamChunk, None]:
-        """The chunks of this answer; never raises (except the consumer's own cancellation)."""
-        if self._started:
-            yield {"type": "error", "content": REUSED_MESSAGE}
-            return
-        self._started = True
+    async def _stream_once(self) -> AsyncGenerator[StreamChunk, None]:
         chunks = self._chunks()
         try:
             async for chunk in chunks:

@@ -28,9 +28,8 @@ from ...protocol.limits import (
     ASSISTANT_CONTENT_TEXT_MAX_CHARS,
 )
 from ...protocol.text_metrics import js_trim, split_text
+from ..once_source import StreamChunk
 from .projection import ProjectTool, project_valid_event
-
-StreamChunk = dict[str, str]
 
 RECORD_LIMIT_MESSAGE: Final = "Ask response exceeded the assistant content record limit."
 BYTE_LIMIT_MESSAGE: Final = "Ask response exceeded the assistant content byte limit."
