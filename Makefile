@@ -11,7 +11,7 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server postgresql clean fuzz fuzz-quick \
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql clean fuzz fuzz-quick \
 	page-modules mutate dist test-resolutions
 MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
@@ -43,6 +43,14 @@ redis-server:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q redis-server; }
 
+# Debian's haproxy is the load balancer in front of three backends in the scale tests and bench
+# (each test writes its own config and runs its own haproxy on loopback).
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || test -x /usr/sbin/haproxy || { \
+	  echo "installing Debian's haproxy for the load-balancer tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q haproxy; }
+
 # Debian's PostgreSQL server backs the shared turn-session tests: each test session runs its own
 # cluster (initdb + pg_ctl in a temporary folder, loopback, a free port; bench/local_postgres.py).
 # Debian keeps the binaries in /usr/lib/postgresql/<version>/bin, off PATH. The package's own
@@ -72,10 +80,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-unit: $(STAMP) $(NODE_STAMP) redis-server postgresql
+unit: $(STAMP) $(NODE_STAMP) redis-server postgresql haproxy
 	$(VENV)/bin/pytest tests
 
-e2e: $(STAMP) chromium site
+e2e: $(STAMP) chromium site redis-server postgresql haproxy
 	$(VENV)/bin/pytest e2e
 
 # Every decoder and the markdown-to-view path under atheris; failing inputs land in fixtures/fuzz/.
@@ -131,7 +139,7 @@ page-modules: $(STAMP) chromium site
 demo: site
 	$(PY) -m agentskit_web.cli demo --no-build --port $(DEMO_PORT)
 
-bench: $(STAMP) chromium site redis-server postgresql
+bench: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench protocol
 	$(PY) -m agentskit_web.bench boot --no-build
 	$(PY) -m agentskit_web.bench weight --no-build
@@ -141,7 +149,6 @@ bench: $(STAMP) chromium site redis-server postgresql
 	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
-	$(PY) -m agentskit_web.bench static
 	$(PY) -m agentskit_web.bench embed --no-build
 	$(PY) -m agentskit_web.bench scale
 	$(PY) -m agentskit_web.bench index --runs 3

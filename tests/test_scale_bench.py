@@ -1,5 +1,6 @@
 """A tiny run of `python -m agentskit_web.bench scale` (real processes, a real redis-server)."""
 
+from agentskit_web.bench.balancer import format_throughput, run_balancer_bench
 from agentskit_web.bench.scale import format_scale, run_scale_bench
 
 
@@ -32,3 +33,18 @@ def test_the_paired_delta_is_the_median_of_per_round_differences() -> None:
     one = Series("b", [11.0, 52.0, 12.5])
     assert paired_delta(one, baseline) == 1.0
     assert paired_delta(Series("c", [1.0], failed=1), Series("d", [1.0])) is None
+
+
+def test_balancer_bench_measures_one_and_three_instances_on_the_same_processes() -> None:
+    # The failover half runs in tests/test_balancer.py (same code, `kill_mid_answer`).
+    throughput, failovers = run_balancer_bench(
+        turns=8, clients=2, warmup=2, trials=0, default_lease_trials=0
+    )
+    assert [(s.instances, len(s.samples_ms), s.failed) for s in throughput] == [
+        (1, 8, 0),
+        (3, 8, 0),
+    ]
+    assert failovers == []
+    assert all(s.seconds > 0 and s.per_second > 0 for s in throughput)
+    table = format_throughput(throughput, 2)
+    assert "baseline" in table and "failed: 0" in table and "Not scaling" in table

@@ -482,3 +482,20 @@ def test_the_coverage_threshold_lies_in_the_gap_calibrated_on_three_corpora() ->
     """docs/design/answer-eval.md: every value in (0.388, 0.3916] scores best on the tuning
     halves of all three evals; a value outside it was measured worse on one of them."""
     assert 0.388 < decline.NOT_FOUND_COVERAGE <= 0.3916
+
+
+def test_a_vocabulary_fed_in_parts_counts_and_repairs_as_one_built_at_once() -> None:
+    """The static index adds its word parts one by one (disjoint ranges: one dict
+    update each); overlapping or repeated words take the counting path; and the
+    trigram index a repair reads is built on the first repair, over every word."""
+    texts = ["list limit tests", "gets alone template", "list template listing"]
+    whole = Vocabulary(texts)
+    parts = Vocabulary()
+    parts.add_counts([("alone", 1), ("gets", 1)])  # disjoint: the fast path
+    assert parts.repair("alon") == "alone"  # the trigram index is built now
+    parts.add_counts([("limit", 1), ("list", 1), ("list", 1)])  # a word twice
+    parts.add_counts([("listing", 1), ("template", 1), ("template", 1), ("tests", 1)])
+    assert parts.counts == whole.counts
+    assert parts.sorted_words() == whole.sorted_words()
+    for typo in ("lst", "limt", "templat", "alon", "listng"):
+        assert parts.repair(typo) == whole.repair(typo), typo

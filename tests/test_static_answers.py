@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from itertools import count
@@ -19,6 +21,7 @@ from typing import Any
 import pytest
 
 from agentskit_web.answering.chunk import Chunk, Passage
+from agentskit_web.answering.extractive import split_deltas
 from agentskit_web.answering.site_index import SiteIndex
 from agentskit_web.answering.static_index import STATIC_PART_MAX_BYTES, split_index
 from agentskit_web.chat import create_ask_adapter, define_chat
@@ -31,9 +34,11 @@ from agentskit_web.chat.static_answers import (
     INDEX_UNREACHABLE_MESSAGE,
     NOT_FOUND_MESSAGE,
     QUESTION_TOO_WIDE_MESSAGE,
+    STATIC_FIRST_PAINT_PAUSE_SECONDS,
     STATIC_PARTS_PER_QUESTION_MAX,
     FallbackAdapter,
     StaticAnswersAdapter,
+    answer_events,
     backend_unreachable,
     create_static_answers_adapter,
 )
@@ -536,3 +541,65 @@ def test_a_manifest_that_is_not_one_says_to_rebuild() -> None:
     chat = conversation(real_adapter(files, manifest))
     run(chat.send("charge?"))
     assert answer_of(chat).error == INDEX_INVALID_MESSAGE
+
+
+def test_the_first_words_go_out_alone_then_the_page_gets_a_frame() -> None:
+    """The first delta is the backend's first (`split_deltas`), the rest follows in one;
+    between them the stream sleeps STATIC_FIRST_PAINT_PAUSE_SECONDS, so the page paints
+    the first words before it renders the rest (Python holds its only thread)."""
+    files, manifest = real_host()
+    source = real_adapter(files, manifest).create_source(
+        question("How long does the lantern take to charge?")
+    )
+
+    async def timed() -> list[tuple[float, dict[str, Any]]]:
+        loop = asyncio.get_running_loop()
+        return [(loop.time(), chunk) async for chunk in source]
+
+    chunks = run(timed())
+    # Each chunk is one content part as a JSON line (the first after the stream's header).
+    lines = [(at, c["content"].rstrip("\n").split("\n")[-1]) for at, c in chunks[:-1]]
+    parts = [(at, json.loads(line)) for at, line in lines]
+    texts = [(at, part["text"]) for at, part in parts if part["kind"] == "text"]
+    answer = "".join(text for _, text in texts)
+    assert len(texts) == 2 and texts[0][1] == split_deltas(answer)[0]
+    assert texts[1][0] - texts[0][0] >= STATIC_FIRST_PAINT_PAUSE_SECONDS
+    events = answer_events(answer, [PAGES["lantern"]], "t")
+    assert [e["delta"] for e in events if e["type"] == "text"] == [t for _, t in texts]
+
+
+def test_warming_up_builds_the_answer_paths_models_before_the_first_question() -> None:
+    """`warm` runs a made-up answer, so pydantic builds the Ask events' models then, not
+    during the reader's first answer (a fresh interpreter: other tests built them here)."""
+    script = (
+        "import asyncio\n"
+        "from agentskit_web.protocol.ask_events import AskDoneEvent, AskToolEvent\n"
+        "from agentskit_web.chat.static_answers import create_static_answers_adapter\n"
+        "assert not AskToolEvent.__pydantic_complete__\n"
+        "adapter = create_static_answers_adapter(manifest_url='http://site.test/m.json')\n"
+        "assert asyncio.run(adapter.warm(False)) is False\n"
+        "assert AskToolEvent.__pydantic_complete__ and AskDoneEvent.__pydantic_complete__\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_stop_during_the_first_paint_pause_ends_quietly_after_the_first_words() -> None:
+    files, manifest = real_host()
+    source = real_adapter(files, manifest).create_source(
+        question("How long does the lantern take to charge?")
+    )
+
+    async def stopped_after_first() -> list[dict[str, Any]]:
+        seen = []
+        loop = asyncio.get_running_loop()
+        async for chunk in source:
+            seen.append(chunk)
+            if len(seen) == 1:  # the reader presses Stop while the first words paint
+                loop.call_later(STATIC_FIRST_PAINT_PAUSE_SECONDS / 2, source.abort)
+        return seen
+
+    seen = run(stopped_after_first())
+    assert [c["type"] for c in seen] == ["text"]

@@ -16,6 +16,7 @@ from agentskit_web.answering.static_index import (
     PART_MISMATCH,
     PART_TOO_LARGE,
     PART_UNKNOWN,
+    PartInvalidError,
     PartsMissing,
     StaticIndexError,
     StaticIndexFiles,
@@ -25,6 +26,7 @@ from agentskit_web.answering.static_index import (
 )
 from agentskit_web.answering.text_terms import tokens
 from agentskit_web.bench.answers import PROJECT_ROOT, load_eval_set, site_synonyms
+from agentskit_web.protocol.limits import JSON_MAX_NESTING
 from agentskit_web.server.retrieval import folder_chunks
 
 LIMIT = 4
@@ -168,9 +170,12 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["x"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,0,1,2"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,0,0"]}),
-        ("positions", {"kind": "positions", "terms": ["a"], "postings": ["999999,0,0"]}),
+        ("positions", {"kind": "positions", "terms": ["a"], "postings": ["0,0"]}),
+        ("positions", {"kind": "positions", "terms": ["a"], "postings": ["0,4,1"]}),
         ("terms", {"kind": "words", "words": [], "counts": []}),
         ("words", {"kind": "words", "words": ["a"], "counts": [-1]}),
+        ("words", {"kind": "words", "words": ["a"], "counts": [float("nan")]}),
+        ("words", {"kind": "words", "words": ["a"], "counts": [True]}),
         ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),
         ("texts", {"kind": "texts", "first": 1, "chunks": []}),
         ("texts", ["not", "an", "object"]),
@@ -182,6 +187,43 @@ def test_a_malformed_part_with_a_right_hash_is_refused(
     search, name = _with_part(our_docs[1], kind, body)
     assert search.add_part(name, json.dumps(body).encode()) == PART_INVALID
     assert name not in search.loaded
+
+
+@pytest.mark.parametrize("kind", ["terms", "positions"])
+def test_a_row_past_the_index_is_a_typed_error_when_decoded(our_docs: tuple, kind: str) -> None:
+    """`add_part` checks a part's shape (one regular expression per term, cheap in the
+    page); the rows' bound is checked when the search decodes a term, and is the same
+    PART_INVALID diagnostic, raised."""
+    files = our_docs[1]
+    rows = json.loads(files.manifest)["rows"]
+    counts = "0,2" if kind == "terms" else "0,2,0"
+    for last, refused in ((rows - 1, False), (rows, True)):  # the last row, then one past
+        body = {"kind": kind, "terms": ["0"], "postings": [f"{counts};{last},2{counts[3:]}"]}
+        search, name = _with_part(files, kind, body)
+        assert search.add_part(name, json.dumps(body).encode()) is None
+        index = search._index
+        read = index.counts if kind == "terms" else index.postings
+        if refused:
+            with pytest.raises(PartInvalidError) as error:
+                read("0")
+            assert error.value.diagnostic == PART_INVALID
+        else:
+            assert [entry[0] for entry in read("0")] == [0, rows - 1]
+
+
+def test_a_parts_nesting_at_the_bound_is_read_and_one_level_more_is_refused(
+    our_docs: tuple,
+) -> None:
+    """Parts are read with a lean JSON path (no per-number hooks), but still behind the
+    nesting pre-scan: deep input can crash Pyodide's parser."""
+    for depth, refused in ((JSON_MAX_NESTING, False), (JSON_MAX_NESTING + 1, True)):
+        deep: list[object] = []
+        for _ in range(depth - 2):  # the part object is one level, the innermost list one
+            deep = [deep]
+        body = {"kind": "words", "words": ["a"], "counts": [1], "extra": deep}
+        search, name = _with_part(our_docs[1], "words", body)
+        found = search.add_part(name, json.dumps(body).encode())
+        assert found == (PART_INVALID if refused else None)
 
 
 def test_the_part_size_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -276,3 +318,30 @@ def test_the_parts_per_manifest_bound(our_docs: tuple, monkeypatch: pytest.Monke
     assert parse_static_manifest(files.manifest).ok  # at the bound
     monkeypatch.setattr(static_index, "STATIC_MAX_PARTS", most - 1)
     assert parse_static_manifest(files.manifest).diagnostic == MANIFEST_INVALID  # one past
+
+
+def test_search_after_parts_for_found_everything_does_not_search_again(our_docs: tuple) -> None:
+    """In the page a question is searched once per round; the final `search` reuses the
+    last round's result, and only while no part was added since and for the same question."""
+    _, files, full = our_docs
+    search = StaticSearch(files.manifest)
+    question = load_eval_set().questions[0].question
+    fetch_all(search, files, question)
+    engine = search._engine
+    runs: list[str] = []
+    original = engine.search
+
+    def counted(text: str, limit: int) -> list:
+        runs.append(text)
+        return original(text, limit)
+
+    engine.search = counted  # type: ignore[method-assign]
+    assert search.search(question, LIMIT) == full.search(question, LIMIT)
+    assert runs == []  # the result of the last parts_for
+    assert search.search(question, LIMIT - 1) == full.search(question, LIMIT - 1)
+    assert runs == [question]  # another limit: searched
+    other = load_eval_set().questions[1].question
+    fetch_all(search, files, other)
+    runs.clear()
+    assert search.search(question, LIMIT) == full.search(question, LIMIT)
+    assert runs == [question]  # another question was searched since: searched again

@@ -164,6 +164,10 @@ class Vocabulary:
     def __init__(self, texts: Iterable[str] = ()) -> None:
         self.counts: Counter[str] = Counter()
         self._by_trigram: dict[str, set[str]] = {}
+        self._unindexed: list[str] = []
+        """Words added since the trigram index was last built: only a typo repair reads
+        that index, so it is built on the first repair, not on every add (adding a static
+        index's word part in the page would otherwise cost ~10 ms of trigrams per part)."""
         self._sorted: list[str] | None = None
         self.add(texts)
 
@@ -176,12 +180,26 @@ class Vocabulary:
 
     def add_counts(self, counted: Iterable[tuple[str, int]]) -> None:
         """Add words with their chunk counts (the static index's vocabulary parts)."""
-        for word, count in counted:
+        items = list(counted)
+        pairs = dict(items)
+        if len(pairs) == len(items) and self.counts.keys().isdisjoint(pairs):
+            dict.update(self.counts, pairs)  # a new part's words: one C-level update
+            self._unindexed.extend(pairs)
+            self._sorted = None
+            return
+        for word, count in items:
             if word not in self.counts:
-                for gram in trigrams(word):
-                    self._by_trigram.setdefault(gram, set()).add(word)
+                self._unindexed.append(word)
             self.counts[word] += count
         self._sorted = None
+
+    def _trigram_index(self) -> dict[str, set[str]]:
+        """Trigram -> words, brought up to date with the words added so far."""
+        for word in self._unindexed:
+            for gram in trigrams(word):
+                self._by_trigram.setdefault(gram, set()).add(word)
+        self._unindexed.clear()
+        return self._by_trigram
 
     def sorted_words(self) -> list[str]:
         """Every word, sorted (the static index splits the vocabulary on this order)."""
@@ -230,8 +248,9 @@ class Vocabulary:
         bound = 2 if len(word) >= TYPO_LONG_WORD_CHARS else 1
         self.need(word[0], word[0] + LAST_CHAR)  # a repair keeps the first letter
         shared: Counter[str] = Counter()
+        by_trigram = self._trigram_index()
         for gram in trigrams(word):
-            shared.update(self._by_trigram.get(gram, ()))
+            shared.update(by_trigram.get(gram, ()))
         needed = max(1, len(word) - TRIGRAMS_PER_EDIT * bound)
         best: tuple[int, int, int, str] | None = None
         for candidate, count in shared.items():

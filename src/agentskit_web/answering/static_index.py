@@ -44,12 +44,13 @@ import bisect
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from ..protocol.diagnostics import DecodeResult, Diagnostic
-from ..protocol.wire_json import JSON_INVALID, parse_json
+from ..protocol.wire_json import nesting_depth_exceeds, parse_json
 from .chunk import Chunk, Passage
 from .inverted_index import FIELD_COUNT, Count, Entry, InvertedIndex
 from .query_terms import LAST_CHAR, Vocabulary, normalise_synonyms
@@ -103,6 +104,14 @@ STATIC_DEFAULT_LIMIT: Final = 4
 """Passages `parts_for` plans for when not told (the demo site's maxSources): pass the
 limit the search will be asked with, since more passages may need more text parts."""
 
+_FIELD: Final = f"[0-{FIELD_COUNT - 1}]"
+COUNTS_SHAPE: Final = re.compile(rf"\d+,{_FIELD}(?:,[1-9]\d*)?(?:;\d+,{_FIELD}(?:,[1-9]\d*)?)*")
+"""One term's counts as `_encode_counts` writes them (row delta, field, count > 1 when
+present), checked with one `fullmatch` per term when a part is added; the rows' bound
+is checked when a term is decoded (`_decode_counts`)."""
+POSITIONS_SHAPE: Final = re.compile(rf"\d+,{_FIELD}(?:,\d+)+(?:;\d+,{_FIELD}(?:,\d+)+)*")
+"""One term's postings with positions (`_encode_postings`), checked the same way."""
+
 KIND_TERMS: Final = "terms"
 KIND_POSITIONS: Final = "positions"
 KIND_WORDS: Final = "words"
@@ -116,6 +125,15 @@ class StaticIndexError(ValueError):
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(diagnostic.message)
         self.diagnostic = diagnostic
+
+
+class PartInvalidError(StaticIndexError):
+    """A loaded part turned out malformed when the search decoded one of its postings (a
+    row past the index's rows): `add_part` checks each part's shape, not every number, so
+    that adding a part costs a regular expression, not a decode of all its postings."""
+
+    def __init__(self) -> None:
+        super().__init__(PART_INVALID)
 
 
 class PartsMissing(LookupError):
@@ -184,15 +202,19 @@ def _encode_counts(entries: Sequence[Entry]) -> str:
     return ";".join(out)
 
 
-def _decode_counts(raw: str) -> list[Count]:
+def _decode_counts(raw: str, rows: int) -> list[Count]:
+    """A term's counts; `PartInvalidError` when a row is past the index's `rows` (the
+    part's shape was checked when it was added, by `COUNTS_SHAPE`)."""
     entries: list[Count] = []
     row = 0
     for item in raw.split(";"):
         numbers = [int(number) for number in item.split(",")]
         if len(numbers) not in (2, 3):
-            raise ValueError("count entry")
+            raise PartInvalidError()
         row += numbers[0]
         entries.append((row, numbers[1], numbers[2] if len(numbers) == 3 else 1))
+    if row >= rows:  # rows ascend: the last one is the largest
+        raise PartInvalidError()
     return entries
 
 
@@ -313,11 +335,13 @@ class StaticManifest:
 
 
 def _str_list(value: Any) -> bool:
-    return type(value) is list and all(type(item) is str for item in value)
+    """A list of str (checked with C-level `map`: parts hold thousands of items)."""
+    return type(value) is list and set(map(type, value)) <= {str}
 
 
 def _int_list(value: Any) -> bool:
-    return type(value) is list and all(type(item) is int and item >= 0 for item in value)
+    """A list of non-negative int (not bool)."""
+    return type(value) is list and set(map(type, value)) <= {int} and min(value, default=0) >= 0
 
 
 _HEX: Final = frozenset("0123456789abcdef")
@@ -440,7 +464,7 @@ class PartialIndex(InvertedIndex):
             raw = self._raw.get(token)
             if raw is None:
                 return ()
-            found = self._decoded[token] = _decode_counts(raw)
+            found = self._decoded[token] = _decode_counts(raw, self.manifest.rows)
         return found
 
     def postings(self, token: str) -> Sequence[Entry]:
@@ -452,7 +476,7 @@ class PartialIndex(InvertedIndex):
             raw = self._raw_positions.get(token)
             if raw is None:
                 return ()
-            found = self._decoded_positions[token] = _decode_postings(raw)
+            found = self._decoded_positions[token] = _decode_postings(raw, self.manifest.rows)
         return found
 
     def terms_from(self, prefix: str) -> list[str]:
@@ -517,7 +541,8 @@ class PartialVocabulary(Vocabulary):
             self._index._need(manifest.word_names[number])
 
 
-def _decode_postings(raw: str) -> list[Entry]:
+def _decode_postings(raw: str, rows: int) -> list[Entry]:
+    """A term's postings with positions; `PartInvalidError` when a row is past `rows`."""
     entries: list[Entry] = []
     row = 0
     for item in raw.split(";"):
@@ -525,6 +550,8 @@ def _decode_postings(raw: str) -> list[Entry]:
         row += numbers[0]
         at = list(itertools.accumulate(numbers[2:]))
         entries.append((row, numbers[1], tuple(at)))
+    if row >= rows:
+        raise PartInvalidError()
     return entries
 
 
@@ -542,6 +569,9 @@ class StaticSearch:
             PartialVocabulary(self._index),
             normalise_synonyms(self.manifest.synonyms),
         )
+        self._answered: tuple[tuple[str, int], tuple[Passage, ...]] | None = None
+        """The last search that had every part it read: `search` after a `parts_for`
+        that returned [] gives it without searching again (a second search in the page)."""
 
     @property
     def loaded(self) -> frozenset[str]:
@@ -562,6 +592,8 @@ class StaticSearch:
         return self._run(question, limit, self._engine.search)
 
     def _run(self, question: str, limit: int, search: Any) -> list[Passage]:
+        if self._answered is not None and self._answered[0] == (question, limit):
+            return list(self._answered[1])  # `parts_for` just ran it, and nothing was added
         self._index.missing.clear()
         try:
             found: list[Passage] = search(question, limit)
@@ -569,6 +601,7 @@ class StaticSearch:
         except PartsMissing:
             self._engine.forget()  # what was read without its parts is not kept
             raise
+        self._answered = ((question, limit), tuple(found))
         return found
 
     def add_part(self, name: str, data: bytes) -> Diagnostic | None:
@@ -579,13 +612,14 @@ class StaticSearch:
             return PART_UNKNOWN
         if name in self._index.loaded:
             return None
+        self._answered = None
         if len(data) > STATIC_PART_MAX_BYTES:
             return PART_TOO_LARGE
         if f".{_digest(bytes(data))}." not in name:
             return PART_MISMATCH
         try:
-            value = parse_json(bytes(data))
-            if value is JSON_INVALID or type(value) is not dict or value.get("kind") != kind:
+            value = _parse_part(bytes(data))
+            if type(value) is not dict or value.get("kind") != kind:
                 return PART_INVALID
             if kind in (KIND_TERMS, KIND_POSITIONS):
                 return self._add_terms(name, kind, value)
@@ -605,14 +639,9 @@ class StaticSearch:
             return PART_INVALID
         if not _in_range(terms, self.manifest.term_firsts, number):
             return PART_INVALID
-        for raw in postings:
-            if kind == KIND_TERMS:
-                entries = [(row, field, count > 0) for row, field, count in _decode_counts(raw)]
-            else:
-                entries = [(row, field, bool(at)) for row, field, at in _decode_postings(raw)]
-            for row, field, present in entries:
-                if not (0 <= row < self.manifest.rows and 0 <= field < FIELD_COUNT and present):
-                    return PART_INVALID
+        shape = COUNTS_SHAPE if kind == KIND_TERMS else POSITIONS_SHAPE
+        if not all(shape.fullmatch(raw) for raw in postings):
+            return PART_INVALID
         if kind == KIND_TERMS:
             self._index.load_terms(name, terms, postings)
         else:
@@ -667,6 +696,27 @@ class StaticSearch:
         self._index.load_lengths(name, lengths)
         self._engine.forget()
         return None
+
+
+def _reject_constant(_name: str) -> Any:
+    raise ValueError("non-finite number")
+
+
+_PART_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+"""The lean JSON reader of parts: the C scanner with no per-number hooks. A part is read
+only once its bytes matched the hash the manifest gave (which `parse_json` read, with
+every wire check), so it is the build's own JSON; what remains to guard is the shape
+(checked by `add_part`), the nesting (pre-scanned: deep input can crash Pyodide), NaN,
+and huge integers (Python refuses more than 4,300 digits). `parse_json`'s per-integer
+hook was most of the time spent adding a vocabulary part in the page."""
+
+
+def _parse_part(data: bytes) -> Any:
+    """A part's JSON value; ValueError (or RecursionError) when it is not one."""
+    text = data.decode("utf-8")
+    if nesting_depth_exceeds(text):
+        raise ValueError("nesting")
+    return _PART_DECODER.decode(text)
 
 
 def _in_range(keys: list[str], firsts: Sequence[str], number: int) -> bool:

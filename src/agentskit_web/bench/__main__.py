@@ -70,7 +70,8 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         _section("static", "main"),
     ),
     "scale": (
-        "question -> first token p50: Redis rate limiter vs the in-process default, same run",
+        "question -> first token p50: Redis rate limiter vs the in-process default, same run; "
+        "turns/s with 1 and 3 instances behind haproxy; failover after a kill -9",
         _section("scale", "scale_command"),
     ),
     "index": (

@@ -23,6 +23,10 @@ against the same Redis, back to back and spaced 20 ms apart like questions (a
 sleeping redis-server has to be woken for each; on a loaded machine that wait
 dominates). A question makes two limiter calls: the failed-authentication
 check and the rate take. The load average is printed with the figures.
+
+Then the balancer part (balancer.py): turns per second through haproxy with
+one and with three instances, and failover when the instance streaming an
+answer is killed.
 """
 
 import argparse
@@ -41,6 +45,7 @@ from ..chat.turn.adapter import new_session_id
 from ..protocol import AskEventDecoder
 from ..protocol.content import ASSISTANT_CONTENT_PREFIX
 from .backend import _NODELAY, BENCH_QUESTIONS, PROJECT_ROOT, _Backend
+from .balancer import THROUGHPUT_CLIENTS, format_failover, format_throughput, run_balancer_bench
 from .local_postgres import LocalPostgres
 from .local_redis import LocalRedis
 
@@ -304,5 +309,14 @@ def scale_command(args: argparse.Namespace) -> int:
     )
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"load average during the run: {load} on {os.cpu_count()} CPUs")
-    failed = any(one.failed for one in result.answers + result.turns)
+    print()
+    throughput, failovers = run_balancer_bench()
+    print(format_throughput(throughput, THROUGHPUT_CLIENTS))
+    print()
+    print(format_failover(failovers))
+    load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"load average after the balancer runs: {load} on {os.cpu_count()} CPUs")
+    failed = any(one.failed for one in result.answers + result.turns) or any(
+        one.failed for one in throughput
+    )
     return 1 if failed else 0

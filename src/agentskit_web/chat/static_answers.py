@@ -71,6 +71,10 @@ STATIC_FETCH_ROUNDS_MAX: Final = 8
 words' parts, then the text of the passages it ranks)."""
 STATIC_FETCH_DEADLINE_SECONDS: Final = 30.0
 """Time allowed for one index file, headers and body."""
+STATIC_FIRST_PAINT_PAUSE_SECONDS: Final = 0.016
+"""Pause after an answer's first words (one frame at 60 Hz): Python holds the page's only
+thread until the answer is rendered, so without it the first words paint only with the
+whole answer."""
 STATIC_ANSWER_MAX_SOURCES: Final = 4
 """Passages quoted and cited per answer: the reference backend's default `maxSources`."""
 STATIC_PART_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*")
@@ -98,6 +102,11 @@ QUESTION_TOO_WIDE_MESSAGE: Final = (
     "This question touches too much of the index at once; ask it in fewer words."
 )
 GENERATION_FAILED_MESSAGE: Final = "The answer could not be generated."
+WARM_UP_QUESTION: Final = "How does the page warm up its answers?"
+WARM_UP_TEXT: Final = (
+    "The page warms up its answers while the reader types. It runs one made-up answer."
+)
+"""The made-up answer `StaticAnswersAdapter.warm` runs before the first question."""
 UNREACHABLE_MESSAGES: Final = frozenset({NETWORK_MESSAGE, TIMEOUT_MESSAGE, INTERRUPTED_MESSAGE})
 """Backend errors that mean "not reached" (nothing was answered), so the page may answer."""
 
@@ -158,11 +167,24 @@ def question_of(messages: Sequence[object]) -> str | None:
 
 
 def answer_events(answer: str, passages: Sequence[Passage], tool_id: str) -> list[dict[str, Any]]:
-    """The Ask events the backend streams for `answer` and its `passages` (text, cite, done)."""
+    """The Ask events the backend streams for `answer` and its `passages` (text, cite, done).
+
+    The text goes out as the backend's first delta (`split_deltas`: a few words), then
+    the rest at once: the stream leaves the page a frame after the first one, so those
+    words are painted before the rest is rendered, as they are when the backend
+    streams; the rest in one delta spares the page a render per word group (the
+    backend's deltas only pace a network stream). Joined, the deltas are the answer."""
+    from ..answering.extractive import split_deltas
     from ..protocol.limits import ASK_TEXT_DELTA_MAX_CHARS
 
+    pieces = split_deltas(answer)
+    head = pieces[0] if pieces else ""
+    texts = [head, answer[len(head) :]] if head else [answer]
     events: list[dict[str, Any]] = [
-        {"type": "text", "delta": piece} for piece in split_text(answer, ASK_TEXT_DELTA_MAX_CHARS)
+        {"type": "text", "delta": piece}
+        for text in texts
+        if text
+        for piece in split_text(text, ASK_TEXT_DELTA_MAX_CHARS)
     ]
     sources: list[dict[str, str]] = []
     for number, passage in enumerate(passages, start=1):
@@ -235,10 +257,18 @@ class StaticAnswerSource(OnceSource):
         reader = AskBodyReader(NDJSON)
         events = answer_events(answer, passages, adapter.next_tool_id())
         body = "".join(dump_json(event) + "\n" for event in events).encode("utf-8")
+        first_text = True
         for chunk in reader.feed(body):
             yield chunk
             if self.aborted:
                 return
+            if first_text and chunk.get("type") == "text":
+                # Leave the page one frame, as a network body's gaps do: the browser paints
+                # the first words before the rest of the answer is rendered.
+                first_text = False
+                await asyncio.sleep(STATIC_FIRST_PAINT_PAUSE_SECONDS)
+                if self.aborted:  # stopped during the pause: nothing more
+                    return
         for chunk in reader.finish():
             yield chunk
 
@@ -324,13 +354,31 @@ class StaticAnswersAdapter:
         answer runs and, when the reader already showed intent (the loader then fetched
         the manifest into the HTTP cache), read the manifest. True when the manifest is
         read; a failure is left for the first question to report."""
-        from .ask import body, failure  # noqa: F401 - imported for their side: loaded now
-
-        self._engine_parts()
+        self._warm_answer_path()
         if fetch_manifest:
             with contextlib.suppress(_Failure):
                 await self.index()
         return self._search is not None
+
+    def _warm_answer_path(self) -> None:
+        """Run a made-up answer through what a real one runs, once: the engine's first
+        search and quote (regular expressions compiled on first use) and the Ask events'
+        models, which pydantic builds on their first validation (about 100 ms in CPython,
+        several times that in Pyodide, otherwise paid by the reader's first question)."""
+        from ..answering.chunk import Chunk
+        from ..answering.ranking import SearchIndex
+        from .ask.body import AskBodyReader
+
+        self._engine_parts()
+        chunk = Chunk("/", "warm-up", "Warm-up", "Warming up", WARM_UP_TEXT)
+        with contextlib.suppress(Exception):  # a warm-up failure only costs the first answer
+            passages = SearchIndex.from_chunks([chunk]).search(WARM_UP_QUESTION, 1)
+            answer = self.compose(WARM_UP_QUESTION, passages)
+            events = answer_events(answer, passages, "warm-up")
+            body = "".join(dump_json(event) + "\n" for event in events).encode("utf-8")
+            reader = AskBodyReader(NDJSON)
+            reader.feed(body)
+            reader.finish()
 
     async def index(self) -> StaticSearchLike:
         """The search index, its manifest fetched on first use (a failure is not kept)."""
