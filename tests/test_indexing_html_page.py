@@ -460,3 +460,22 @@ def test_nesting_is_bounded_and_deep_text_is_kept(extra: int) -> None:
     assert _depth(root) <= MAX_DEPTH
     page = read_html_page(html, "F")
     assert page.page.sections[0].parts == ["Deep words."]
+
+
+def test_the_docs_own_sections_about_cookies_are_not_taken_for_a_consent_banner() -> None:
+    """Starlette documents `set_cookie` under `<h4 id="set-cookie">` and Sphinx wraps a
+    "Cookies" section in `<section id="cookies">`: both are text, not chrome; a banner
+    named like one is still removed."""
+    html = doc(
+        "<main><h1>Responses</h1><h2 id='response'>Response</h2><p>Send it.</p>"
+        "<h4 id='set-cookie'>Set Cookie</h4><p>Call set_cookie on the response.</p>"
+        "<section id='cookies'><h2>Cookies</h2><p>Read request cookies.</p></section>"
+        "<section id='cookie-consent'><p>COOKIEWORD</p></section>"
+        "<div class='cookie-banner'><h2>We use cookies</h2><p>COOKIEWORD</p></div></main>"
+    )
+    page = read_html_page(html, "F").page
+    sections = {s.anchor: (s.heading, s.parts) for s in page.sections if s.parts}
+    assert sections["set-cookie"] == ("Set Cookie", ["Call set_cookie on the response."])
+    assert sections["cookies"] == ("Cookies", ["Read request cookies."])
+    assert sections["response"] == ("Response", ["Send it."])
+    assert "COOKIEWORD" not in str(page)

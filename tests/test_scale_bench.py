@@ -26,6 +26,15 @@ def test_scale_bench_measures_both_limiters_and_all_session_stores_in_one_run() 
     assert "baseline" in table and "failed: 0" in table
 
 
+def test_the_paired_delta_is_the_median_of_per_round_differences() -> None:
+    from agentskit_web.bench.scale import Series, paired_delta
+
+    baseline = Series("a", [10.0, 50.0, 12.0])
+    one = Series("b", [11.0, 52.0, 12.5])
+    assert paired_delta(one, baseline) == 1.0
+    assert paired_delta(Series("c", [1.0], failed=1), Series("d", [1.0])) is None
+
+
 def test_balancer_bench_measures_one_and_three_instances_on_the_same_processes() -> None:
     # The failover half runs in tests/test_balancer.py (same code, `kill_mid_answer`).
     throughput, failovers = run_balancer_bench(

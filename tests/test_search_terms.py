@@ -499,3 +499,78 @@ def test_a_vocabulary_fed_in_parts_counts_and_repairs_as_one_built_at_once() -> 
     assert parts.sorted_words() == whole.sorted_words()
     for typo in ("lst", "limt", "templat", "alon", "listng"):
         assert parts.repair(typo) == whole.repair(typo), typo
+
+
+NAMED_DOCS = {
+    "deploy.md": (
+        "# Deploy\n\n## Deploy the backend\n\nDeploy the backend behind a proxy.\n\n"
+        "## Database\n\nConnect the store to SQLAlchemy.\n\n"
+        + "".join(f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(6))
+    )
+}
+
+
+def test_named_words_are_capitalised_inside_a_sentence_or_in_capitals() -> None:
+    assert decline.named_words("How do I deploy it with Helm?") == {"helm"}
+    assert decline.named_words("Helm charts? Or Kubernetes") == {"kubernetes"}
+    assert decline.named_words("SLA terms. Is there an SLA?") == {"sla"}
+    assert decline.named_words('I said "Docker" and (Podman)') == {"docker", "podman"}
+    # Under NAME_MIN_LETTERS letters, or lower-case: no name.
+    assert decline.named_words("Can I use X or camelCase in a helm chart?") == frozenset()
+    assert decline.NAME_MIN_LETTERS == 2
+    assert decline.named_words("Is Qt ok?") == {"qt"}
+
+
+def test_a_question_naming_something_the_docs_never_use_is_declined(tmp_path: Path) -> None:
+    index = opened(tmp_path / "n", NAMED_DOCS)
+    named = "How do I deploy the backend with Helm?"
+    # Coverage alone keeps it (two of its three words are in the best section) ...
+    assert _coverage_of(index, named, ranking.COVERAGE_PASSAGES_PER_PART) >= (
+        decline.NOT_FOUND_COVERAGE
+    )
+    # ... but it names a tool the docs never mention.
+    assert index.search(named, 3) == []
+    # The same words, not written as a name, are a reader's own words: answered.
+    assert [p.anchor for p in index.search("How do I deploy the backend with helm?", 3)][:1] == [
+        "deploy-the-backend"
+    ]
+    # A capital that starts a sentence says nothing.
+    assert index.search("Helm? How do I deploy the backend with it?", 3)
+
+
+def test_a_name_found_at_the_start_of_a_docs_word_is_known(tmp_path: Path) -> None:
+    index = opened(tmp_path / "p", NAMED_DOCS)
+    question = "Connect the store to SQL"
+    groups = index.groups(question)
+    terms = coverage_terms(question, groups)
+    names = decline.named_words(question)
+    assert "sql" in names
+    for phrase in decline.name_phrases(terms, names):
+        index.hits(phrase)
+    assert not decline.unknown_name(terms, names, index.hits)  # "SQLAlchemy" starts with it
+    question = "Connect the store to SQLite"
+    terms = coverage_terms(question, index.groups(question))
+    assert decline.unknown_name(terms, decline.named_words(question), index.hits)
+
+
+def test_the_candidate_rows_never_drop_under_the_minimum(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One or two passages are picked from as many rows as four are (CANDIDATES_MIN_ROWS);
+    past that, CANDIDATES_PER_RESULT rows per passage."""
+    index = index_of(tmp_path)
+    counts: list[int] = []
+    real = ranking.best_rows
+
+    def counted(scores: dict[int, float], count: int) -> list[int]:
+        counts.append(count)
+        return real(scores, count)
+
+    monkeypatch.setattr(ranking, "best_rows", counted)
+    minimum = ranking.CANDIDATES_MIN_ROWS
+    at = minimum // ranking.CANDIDATES_PER_RESULT
+    for limit in (1, at, at + 1):
+        counts.clear()
+        index.search("add the widget to a Sphinx template", limit)
+        assert counts == [max(minimum, limit * ranking.CANDIDATES_PER_RESULT)]
+    assert counts == [minimum + ranking.CANDIDATES_PER_RESULT]

@@ -132,7 +132,8 @@ def test_a_killed_instance_turn_ends_interrupted_elsewhere_and_retry_answers_onc
         settled = results["b"][-1]
         assert_interrupted(settled)
         assert results["c"][-1].sequence == settled.sequence  # one settling write, seen by both
-        assert after_kill < LEASE_SECONDS + 1.0, f"settled {after_kill:.2f} s after the kill"
+        # The goal: the reader sees the end within 2 s of the lease expiring.
+        assert after_kill < LEASE_SECONDS + 2.0, f"settled {after_kill:.2f} s after the kill"
         answer = retry(c, session, settled)
         assert answer.payload.status == "complete"
         messages = answer.payload.messages

@@ -478,8 +478,8 @@ def test_a_live_turn_that_saves_nothing_renews_its_lease_for_other_instances(
     database = tmp_path / "shared.db"
     generator = GatedGenerator()
     holder = make_app(tmp_path / "a", TurnSessionStore(database), generator=generator,
-                      lease_seconds=0.3)  # fmt: skip
-    other = make_app(tmp_path / "b", TurnSessionStore(database), lease_seconds=0.3)
+                      lease_seconds=1.0)  # fmt: skip
+    other = make_app(tmp_path / "b", TurnSessionStore(database), lease_seconds=1.0)
     runner = other.state.turn.runner
     session = sid()
     key = TurnSessionKey("test-site", "anonymous", session)
@@ -489,8 +489,8 @@ def test_a_live_turn_that_saves_nothing_renews_its_lease_for_other_instances(
             first = asyncio.create_task(http_a.post("/api/turn", json=submit(session, "t1")))
             await generator.started.wait()
             expired = []
-            for _ in range(4):  # 1.2 s: four leases long, without a delta
-                await asyncio.sleep(0.3)
+            for _ in range(4):  # 2 s: two leases long, without a delta
+                await asyncio.sleep(0.5)
                 row = await runner.load(key)
                 expired.append(row is None or runner.lease_expired(row))
             generator.release.set()

@@ -6,7 +6,7 @@ searched. Each field's index tokens (`text_terms.tokens`) are kept with their
 positions, so a phrase ("sub folder") matches only where its tokens follow
 each other in one field, and a prefix phrase ("embed*") matches every token
 starting with its last token. Together with the row lengths this is what
-FTS5's `bm25()` reads, and `ranking.bm25_scores` computes the same figure.
+FTS5's `bm25()` reads, and `ranking.bm25_scores` computes its formula.
 
 Every read goes through `counts`, `postings`, `terms_from`, `length` and `chunk`, so
 the static index (`static_index.PartialIndex`) can serve the same search from

@@ -249,19 +249,35 @@ def _turn_url(ask_url: str) -> str:
     return ask_url.rsplit("/api/ask", 1)[0] + "/api/turn"
 
 
+def paired_delta(one: Series, baseline: Series) -> float | None:
+    """Median of the per-question differences to the baseline (None unless every question
+    of both setups was answered, so the i-th samples are the same round).
+
+    The questions of one round run back to back, so a machine whose load drifts
+    during the run moves both samples of a round alike; the median of the
+    differences shows the setup's cost where the difference of the medians
+    also carries the drift (this machine is shared by several people)."""
+    if one.failed or baseline.failed or len(one.samples_ms) != len(baseline.samples_ms):
+        return None
+    differences = sorted(b - a for a, b in zip(baseline.samples_ms, one.samples_ms, strict=True))
+    return differences[len(differences) // 2] if differences else None
+
+
 def format_scale(series: list[Series], title: str, note: str) -> str:
     baseline = series[0]
-    header = f"{title:<38}{'n':>5}{'p50':>10}{'p95':>10}{'Δp50':>10}"
+    header = f"{title:<38}{'n':>5}{'p50':>10}{'p95':>10}{'Δp50':>10}{'Δpaired':>10}"
     rows = [header, "-" * len(header)]
     for one in series:
         delta = one.quantile(0.5) - baseline.quantile(0.5)
+        paired = paired_delta(one, baseline)
         shown = "baseline" if one is baseline else f"{delta:+.3f}ms"
+        pairs = "" if one is baseline else "n/a" if paired is None else f"{paired:+.3f}ms"
         rows.append(
             f"{one.name:<38}{len(one.samples_ms):>5}"
-            f"{one.quantile(0.5):>8.3f}ms{one.quantile(0.95):>8.3f}ms{shown:>10}"
+            f"{one.quantile(0.5):>8.3f}ms{one.quantile(0.95):>8.3f}ms{shown:>10}{pairs:>10}"
         )
     failed = sum(one.failed for one in series)
-    rows.append(f"{note}; failed: {failed}")
+    rows.append(f"{note}; Δpaired: median of per-round differences; failed: {failed}")
     return "\n".join(rows)
 
 

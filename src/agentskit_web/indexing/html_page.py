@@ -160,8 +160,22 @@ def find_body(
 
 
 def _is_cookie_banner(element: Element) -> bool:
+    """An element named like a consent banner (COOKIE_WORDS in its id or class), unless it
+    is the docs' own text about cookies: a heading ("Set Cookie", id `set-cookie`) or a
+    section that a heading opens (Sphinx's `<section id="cookies"><h2>`), whose id is
+    made from that heading's words."""
+    if element.tag in HEADING_TAGS or _opens_with_heading(element):
+        return False
     names = (element.attrs.get("id", "") + " " + element.attrs.get("class", "")).lower()
     return any(word in names for word in COOKIE_WORDS)
+
+
+def _opens_with_heading(element: Element) -> bool:
+    """Whether a `section` element (or `.section`) has a heading as its first child element."""
+    if element.tag != "section" and "section" not in element.classes:
+        return False
+    first = next((child for child in element.children if isinstance(child, Element)), None)
+    return first is not None and first.tag in HEADING_TAGS
 
 
 def _is_permalink(element: Element) -> bool:
