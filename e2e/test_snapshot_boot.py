@@ -19,6 +19,7 @@ request off the origin.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -303,3 +304,28 @@ def test_a_question_sent_between_ready_and_the_mount_is_answered(reader: Reader)
     page.locator("agentskit-ask .ak-assistant[data-status=complete]").wait_for(timeout=60_000)
     assert "How do I embed the widget?" in page.locator("agentskit-ask .ak-user").first.inner_text()
     reader.close(visit)
+
+
+def test_a_snapshot_at_the_size_bound_is_kept_and_one_byte_past_it_is_not(
+    reader: Reader, dist: Path
+) -> None:
+    """SNAPSHOT_MAX_BYTES, through the module the loader ships (imported as the page would)."""
+    module = "/agentskit/" + json.loads((dist / "agentskit" / "assets.json").read_text())[
+        "snapshot"
+    ]
+    page = reader.context.new_page()
+    try:
+        page.goto(reader.url + "/")
+        bound, at_bound, past_bound = page.evaluate(
+            """async (url) => {
+                const m = await import(url);
+                return [m.SNAPSHOT_MAX_BYTES, m.snapshotSizeRefusal(m.SNAPSHOT_MAX_BYTES),
+                        m.snapshotSizeRefusal(m.SNAPSHOT_MAX_BYTES + 1)];
+            }""",
+            module,
+        )
+    finally:
+        page.close()
+    assert bound == 128 * 1024 * 1024
+    assert at_bound is None
+    assert past_bound == "it would take 128 MiB, more than 128"

@@ -24,7 +24,14 @@
 const SNAPSHOT_CACHE = "agentskit-ask:snapshot";
 const SNAPSHOT_WORKER = "agentskit-ask-snapshot";
 const SNAPSHOT_FORMAT = 1;
-const SNAPSHOT_MAX_BYTES = 128 * 1024 * 1024;
+// The most a kept snapshot may take (memory plus files); past it, nothing is stored.
+export const SNAPSHOT_MAX_BYTES = 128 * 1024 * 1024;
+
+// Why a snapshot of `bytes` is not kept, or null when it fits.
+export function snapshotSizeRefusal(bytes) {
+  if (bytes <= SNAPSHOT_MAX_BYTES) return null;
+  return `it would take ${(bytes / 2 ** 20).toFixed(0)} MiB, more than ${SNAPSHOT_MAX_BYTES / 2 ** 20}`;
+}
 const SNAPSHOT_MAKE_TIMEOUT_MS = 180_000;
 // A worker's boot and a page's may put a different number of functions in the wasm table
 // before any library loads (Node's and Chromium's differ by one); the maker leaves this
@@ -264,9 +271,8 @@ async function makeSnapshot(host, key) {
     Object.assign(pyodide.loadedPackages, loaded);
   }
   const bytes = memory.byteLength + files.bytes.byteLength;
-  if (bytes > SNAPSHOT_MAX_BYTES) {
-    throw new Error(`it would take ${(bytes / 2 ** 20).toFixed(0)} MiB, more than ${SNAPSHOT_MAX_BYTES / 2 ** 20}`);
-  }
+  const refusal = snapshotSizeRefusal(bytes);
+  if (refusal !== null) throw new Error(refusal);
   const meta = {
     format: SNAPSHOT_FORMAT, libs, loaded, tableLength: M.wasmTable.length, files: files.index,
     memoryBytes: memory.byteLength, filesBytes: files.bytes.byteLength,
