@@ -310,9 +310,9 @@ def test_a_snapshot_at_the_size_bound_is_kept_and_one_byte_past_it_is_not(
     reader: Reader, dist: Path
 ) -> None:
     """SNAPSHOT_MAX_BYTES, through the module the loader ships (imported as the page would)."""
-    module = "/agentskit/" + json.loads((dist / "agentskit" / "assets.json").read_text())[
-        "snapshot"
-    ]
+    module = (
+        "/agentskit/" + json.loads((dist / "agentskit" / "assets.json").read_text())["snapshot"]
+    )
     page = reader.context.new_page()
     try:
         page.goto(reader.url + "/")
