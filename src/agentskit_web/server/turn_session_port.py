@@ -40,6 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+import anyio.to_thread
+
 from ..protocol.memory_record import validate_memory_record
 from ..protocol.session import SessionSnapshot, decode_session_snapshot
 from ..protocol.wire_json import JSON_INVALID, dump_json, parse_json
@@ -206,9 +208,50 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
 
 
+class BlockingStoreFacade:
+    """The port's async half for a store whose work is blocking I/O (SQLite, psycopg's
+    synchronous pool): each call runs its synchronous twin in a worker thread, so the
+    event loop never waits on a disk or a database."""
+
+    def load_sync(self, key: TurnSessionKey) -> TurnSessionRow | None:
+        raise NotImplementedError
+
+    def save_sync(
+        self,
+        key: TurnSessionKey,
+        envelope: SessionSnapshot | dict[str, Any],
+        messages: Sequence[Any],
+        last_snapshot: str,
+        expected_cursor: int | None,
+        *,
+        holder: str = "",
+    ) -> bool:
+        raise NotImplementedError
+
+    async def load(self, key: TurnSessionKey) -> TurnSessionRow | None:
+        return await anyio.to_thread.run_sync(self.load_sync, key)
+
+    async def save(
+        self,
+        key: TurnSessionKey,
+        envelope: SessionSnapshot | dict[str, Any],
+        messages: Sequence[Any],
+        last_snapshot: str,
+        expected_cursor: int | None,
+        *,
+        holder: str = "",
+    ) -> bool:
+        return await anyio.to_thread.run_sync(
+            lambda: self.save_sync(
+                key, envelope, messages, last_snapshot, expected_cursor, holder=holder
+            )
+        )
+
+
 __all__ = [
     "LEASE_HOLDER_MAX_CHARS",
     "TURN_STORE_MAX_SESSIONS_TOTAL",
+    "BlockingStoreFacade",
     "PreparedWrite",
     "StoreFull",
     "TurnLease",

@@ -34,8 +34,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-import anyio.to_thread
-
 from ..protocol.session import SessionSnapshot
 from .persistence import (
     SESSION_MAX_PER_SUBJECT,
@@ -46,6 +44,7 @@ from .persistence import (
 )
 from .turn_session_port import (
     TURN_STORE_MAX_SESSIONS_TOTAL,
+    BlockingStoreFacade,
     StoreFull,
     TurnLease,
     TurnSessionKey,
@@ -85,7 +84,7 @@ _ADDED_COLUMNS: Final = (
 """Columns a database written by an older version gains on open (in this order)."""
 
 
-class TurnSessionStore:
+class TurnSessionStore(BlockingStoreFacade):
     """SQLite-backed turn sessions (`:memory:` or a file), one connection behind a lock."""
 
     def __init__(
@@ -240,27 +239,6 @@ class TurnSessionStore:
             " AND NOT (owner = ? AND session_id = ?)"
             " ORDER BY updated_at ASC, session_id ASC LIMIT ?)",
             (kept.site_id, kept.client_key, kept.owner, kept.session_id, excess),
-        )
-
-    # -- async facade ---------------------------------------------------------
-
-    async def load(self, key: TurnSessionKey) -> TurnSessionRow | None:
-        return await anyio.to_thread.run_sync(self.load_sync, key)
-
-    async def save(
-        self,
-        key: TurnSessionKey,
-        envelope: SessionSnapshot | dict[str, Any],
-        messages: Sequence[Any],
-        last_snapshot: str,
-        expected_cursor: int | None,
-        *,
-        holder: str = "",
-    ) -> bool:
-        return await anyio.to_thread.run_sync(
-            lambda: self.save_sync(
-                key, envelope, messages, last_snapshot, expected_cursor, holder=holder
-            )
         )
 
     def close(self) -> None:

@@ -26,7 +26,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-import anyio.to_thread
 import psycopg
 from psycopg_pool import ConnectionPool
 
@@ -39,6 +38,7 @@ from .persistence import (
 )
 from .turn_session_port import (
     TURN_STORE_MAX_SESSIONS_TOTAL,
+    BlockingStoreFacade,
     PreparedWrite,
     StoreFull,
     TurnSessionKey,
@@ -93,7 +93,7 @@ _SCHEMA: Final = (
 )
 
 
-class PostgresTurnSessionStore:
+class PostgresTurnSessionStore(BlockingStoreFacade):
     """Turn sessions in PostgreSQL (`postgresql://user@host:port/db`), through a pool."""
 
     def __init__(
@@ -254,26 +254,6 @@ class PostgresTurnSessionStore:
                 ),
             ).fetchone()
         return row is not None and int(row[0]) == 1
-
-    # -- async facade ---------------------------------------------------------
-    async def load(self, key: TurnSessionKey) -> TurnSessionRow | None:
-        return await anyio.to_thread.run_sync(self.load_sync, key)
-
-    async def save(
-        self,
-        key: TurnSessionKey,
-        envelope: SessionSnapshot | dict[str, Any],
-        messages: Sequence[Any],
-        last_snapshot: str,
-        expected_cursor: int | None,
-        *,
-        holder: str = "",
-    ) -> bool:
-        return await anyio.to_thread.run_sync(
-            lambda: self.save_sync(
-                key, envelope, messages, last_snapshot, expected_cursor, holder=holder
-            )
-        )
 
     def close(self) -> None:
         self._pool.close()
