@@ -261,7 +261,7 @@ class SearchIndex:
                 self.hits(phrase)
         for phrase in name_phrases(terms, names):
             self.hits(phrase)
-        scores = self._scores(phrases, FIELD_WEIGHTS)
+        scores = self._scores(phrases, FIELD_WEIGHTS, BM25_K1, BM25_B)
         self.index.checkpoint()
         rows = best_rows(scores, max(limit * CANDIDATES_PER_RESULT, CANDIDATES_MIN_ROWS))
         top = rows[: coverage_depth or 0]  # BM25's own best
