@@ -70,9 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for b, k1, title, heading, code in itertools.product(*GRID.values()):
         figures = setting_figures(indexes, (title, heading, 1.0, code), k1, b)
         # how far below the shipped figures, summed over corpora and measures (0 = passes)
-        shortfall = sum(
-            max(0.0, shipped[n][m] - figures[n][m]) for n in figures for m in MEASURES
-        )
+        shortfall = sum(max(0.0, shipped[n][m] - figures[n][m]) for n in figures for m in MEASURES)
         mean_mrr = sum(f["mrr"] for f in figures.values()) / len(figures)
         rows.append(((title, heading, 1.0, code), k1, b, shortfall, mean_mrr, figures))
     rows.sort(key=lambda r: (r[3] > 1e-9, r[3] if r[3] > 1e-9 else 0, -r[4]))
