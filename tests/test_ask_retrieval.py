@@ -300,3 +300,33 @@ def test_the_project_docs_index_and_answer_their_own_questions() -> None:
     }
     for question, path in expectations.items():
         assert path in [p.path for p in index.search(question, 2)], question
+
+
+def test_the_weight_sweep_reaches_k1_and_b_and_puts_every_constant_back(tmp_path: Path) -> None:
+    """bench/sweep.py overrides ranking's BM25_K1 and BM25_B: the search must read them
+    when it runs (a default bound at definition would make the sweep measure nothing)."""
+    from agentskit_web.answering import ranking
+    from agentskit_web.bench.answers import EvalQuestion
+    from agentskit_web.bench.sweep import setting_figures
+
+    index = index_folder(write_docs(tmp_path / "docs"))
+    shipped = ranking.FIELD_WEIGHTS, ranking.BM25_K1, ranking.BM25_B
+    before = [p.score for p in index.search("How do I install the widget?", 3)]
+    question = EvalQuestion(
+        id="q",
+        split="tuning",
+        kind="direct",
+        question="How do I install the widget?",
+        needs="any",
+        expected=["/docs/install.html#install-the-widget"],
+    )
+    figures = setting_figures({"t": (index, [question])}, (1.0, 4.0, 1.0, 0.25), 2.0, 0.3)
+    assert figures["t"]["r1"] == 1.0
+    assert (ranking.FIELD_WEIGHTS, ranking.BM25_K1, ranking.BM25_B) == shipped
+    ranking.BM25_K1, ranking.BM25_B = 2.0, 0.3  # type: ignore[misc]
+    try:
+        changed = [p.score for p in index.search("How do I install the widget?", 3)]
+    finally:
+        ranking.BM25_K1, ranking.BM25_B = shipped[1], shipped[2]  # type: ignore[misc]
+    assert changed != before
+    assert [p.score for p in index.search("How do I install the widget?", 3)] == before
