@@ -322,7 +322,7 @@ def test_the_weight_sweep_reaches_k1_and_b_and_puts_every_constant_back(tmp_path
     )
     figures = setting_figures({"t": (index, [question])}, (1.0, 4.0, 1.0, 0.25), 2.0, 0.3)
     assert figures["t"]["r1"] == 1.0
-    assert (ranking.FIELD_WEIGHTS, ranking.BM25_K1, ranking.BM25_B) == shipped
+    assert shipped == (ranking.FIELD_WEIGHTS, ranking.BM25_K1, ranking.BM25_B)
     ranking.BM25_K1, ranking.BM25_B = 2.0, 0.3  # type: ignore[misc]
     try:
         changed = [p.score for p in index.search("How do I install the widget?", 3)]

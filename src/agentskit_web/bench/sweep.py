@@ -20,7 +20,15 @@ from pathlib import Path
 from typing import Final
 
 from ..answering import ranking
-from .answers import EVAL_FILES, corpus_index, default_corpora, load_eval_set, run_ranker, score
+from .answers import (
+    EVAL_FILES,
+    EvalQuestion,
+    corpus_index,
+    default_corpora,
+    load_eval_set,
+    run_ranker,
+    score,
+)
 
 GRID: Final = {
     "b": (0.3, 0.5, 0.6, 0.75),
@@ -33,15 +41,17 @@ GRID: Final = {
 MEASURES: Final = ("r1", "r3", "mrr", "balanced")
 
 
-def tuning_figures(index: ranking.SearchIndex, questions: Sequence[object]) -> dict[str, float]:
+def tuning_figures(
+    index: ranking.SearchIndex, questions: Sequence[EvalQuestion]
+) -> dict[str, float]:
     """R@1, R@3, MRR and the decline's balanced accuracy over the given questions."""
-    s = score(run_ranker(index.search, questions))  # type: ignore[arg-type]
+    s = score(run_ranker(index.search, questions))
     balanced = (s.declined + 1 - s.wrongly_declined) / 2
     return {"r1": s.recall[1], "r3": s.recall[3], "mrr": s.mrr, "balanced": balanced}
 
 
 def setting_figures(
-    indexes: dict[str, tuple[ranking.SearchIndex, list[object]]],
+    indexes: dict[str, tuple[ranking.SearchIndex, list[EvalQuestion]]],
     weights: tuple[float, float, float, float],
     k1: float,
     b: float,
