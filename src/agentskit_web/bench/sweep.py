@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells = "  ".join(
             f"{n} " + "/".join(f"{figures[n][m]:.3f}" for m in MEASURES) for n in figures
         )
-        return f"{label:<34}{cells}"
+        return f"{label:<34} {cells}"
 
     print("tuning halves; per corpus R@1/R@3/MRR/balanced accuracy")
     shipped_label = f"shipped {ranking.FIELD_WEIGHTS} k1 {ranking.BM25_K1} b {ranking.BM25_B}"
