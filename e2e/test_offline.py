@@ -35,6 +35,8 @@ LOCAL_NOTE = "Answered from this site's FAQ."
 WORKER = "/agentskit/agentskit-ask-sw.js"
 STALE_CACHE = "agentskit-ask:runtime:0000000000000000"
 OFFLINE_READY_MS = 120_000
+SNAPSHOT_KEPT_MS = 240_000
+"""How long the worker may take to boot a second interpreter and keep its snapshot."""
 SITE_CSS_LOADED = """[...document.styleSheets].some(
   (sheet) => sheet.href && sheet.href.endsWith("/site.css") && sheet.cssRules.length > 0)"""
 # What Chromium itself logs for requests refused while the context is offline.
@@ -187,6 +189,35 @@ class TestOfflineCache:
         failed = _ask(page, OTHER_QUESTION, 2)
         expect(failed).to_have_attribute("data-status", "error")
         expect(failed.locator("[role=alert]")).to_contain_text("offline")
+        watch.errors[:] = [e for e in watch.errors if not any(n in e for n in NETWORK_ERRORS)]
+
+    def test_offline_a_kept_boot_snapshot_restores_from_the_caches(
+        self,
+        page: Page,
+        context: BrowserContext,
+        offline_demo: DemoServer,
+        watch: Watch,
+        tmp_path: Path,
+    ) -> None:
+        """With offline="cache" and snapshot="keep", the offline worker holds the snapshot's
+        module, so a reload with the network gone restores the kept interpreter."""
+        home = tmp_path / "site" / "index.html"  # offline_demo's copy of dist/
+        html = home.read_text(encoding="utf-8")
+        home.write_text(html.replace("<agentskit-ask ", '<agentskit-ask snapshot="keep" ', 1))
+        page.goto(offline_demo.url + "/")
+        _ready(page)
+        widget = page.locator("agentskit-ask")
+        expect(widget).to_have_attribute("data-offline", "ready", timeout=OFFLINE_READY_MS)
+        expect(widget).to_have_attribute("data-snapshot", "kept", timeout=SNAPSHOT_KEPT_MS)
+
+        offline_demo.stop()
+        context.set_offline(True)
+        page.reload()
+        assert page.evaluate("navigator.onLine") is False
+        _ready(page)
+        expect(page.locator("agentskit-ask")).to_have_attribute("data-snapshot", "restored")
+        local = _ask(page, FAQ_QUESTION, 1)
+        expect(local).to_have_attribute("data-status", "complete")
         watch.errors[:] = [e for e in watch.errors if not any(n in e for n in NETWORK_ERRORS)]
 
 

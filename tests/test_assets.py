@@ -165,6 +165,7 @@ def test_the_service_worker_precaches_every_boot_file_under_a_versioned_name(
     precache = json.loads(text.split("const PRECACHE = ", 1)[1].split(";\n", 1)[0])
     expected = {report.stylesheet, f"{report.runtime}pyodide.mjs"}
     expected |= {f"{report.runtime}{entry['name']}" for entry in manifest["files"]}
+    expected.add(manifest["snapshot"])  # offline, snapshot="keep" restores with it
     assert set(precache["files"]) == expected
     for name in precache["files"]:
         assert (out / name).is_file(), name

@@ -120,14 +120,18 @@ def loader_text(template: str, assets: Mapping[str, object]) -> str:
 
 
 def precache_object(assets: Mapping[str, object]) -> dict[str, object]:
-    """What the service worker keeps: the stylesheet and every runtime file a boot fetches.
+    """What the service worker keeps: the stylesheet, every runtime file a boot fetches and
+    the boot snapshot's module.
 
     Paths are relative to the worker's own URL (the assets folder); `version`
     changes whenever any of those files does, which names a new cache.
     """
     runtime = str(assets["runtime"])
     boot = [runtime + name for name in (PYODIDE_ENTRY, *_file_names(assets))]
-    files = sorted({str(assets["stylesheet"]), *boot})
+    # The opt-in boot snapshot's module (a few kB): offline, a page with snapshot="keep"
+    # imports it to restore, and without it would boot the slow way.
+    snapshot = [str(assets["snapshot"])] if assets.get("snapshot") else []
+    files = sorted({str(assets["stylesheet"]), *boot, *snapshot})
     return {"version": content_hash([(name, b"") for name in files]), "files": files}
 
 
