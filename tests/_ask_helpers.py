@@ -49,6 +49,26 @@ DOCS: dict[str, str] = {
 QUESTION = "How do I install the widget?"
 
 
+def turn_submit(
+    session_id: str, turn_id: str, text: str = QUESTION, lineage: Any = None
+) -> dict[str, Any]:
+    """A `client.turn.submit` event of the turn protocol, as the widget sends it."""
+    payload: dict[str, Any] = {"input": text}
+    if lineage is not None:
+        payload["lineage"] = lineage
+    return {
+        "protocol": "agentskit.chat.turn",
+        "version": 1,
+        "eventId": f"e-{turn_id}",
+        "sessionId": session_id,
+        "turnId": turn_id,
+        "sequence": 0,
+        "emittedAt": "2026-01-01T00:00:00Z",
+        "event": "client.turn.submit",
+        "payload": payload,
+    }
+
+
 def site(**changes: Any) -> dict[str, Any]:
     """A copy of SITE with changes; nested keys use `__` (`limits__maxSources=2`)."""
     config = copy.deepcopy(SITE)

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from _ask_helpers import QUESTION
+from _ask_helpers import turn_submit as submit_body
 from _backend_process import BackendProcess, write_backend_files
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.protocol.turn import SnapshotTurnEvent, decode_turn_event
@@ -23,23 +24,6 @@ from agentskit_web.protocol.turn import SnapshotTurnEvent, decode_turn_event
 LEASE_SECONDS = 1.0
 SETTLE_LIMIT_SECONDS = 15.0
 """How long a test waits for another instance to end the orphaned turn (it takes ~1 s)."""
-
-
-def submit_body(session_id: str, turn_id: str, lineage: dict[str, Any] | None = None) -> dict:
-    payload: dict[str, Any] = {"input": QUESTION}
-    if lineage is not None:
-        payload["lineage"] = lineage
-    return {
-        "protocol": "agentskit.chat.turn",
-        "version": 1,
-        "eventId": f"e-{turn_id}",
-        "sessionId": session_id,
-        "turnId": turn_id,
-        "sequence": 0,
-        "emittedAt": "2026-01-01T00:00:00Z",
-        "event": "client.turn.submit",
-        "payload": payload,
-    }
 
 
 def snapshot_of(line: str) -> SnapshotTurnEvent:
@@ -94,7 +78,9 @@ def retry(backend: BackendProcess, session: str, settled: SnapshotTurnEvent) -> 
     """The widget's Retry: a `retry` lineage naming the interrupted turn's question."""
     question = settled.payload.messages[0]
     lineage = {"operation": "retry", "parentTurnId": "t1", "sourceMessageId": question.id}
-    response = httpx.post(turn_url(backend), json=submit_body(session, "t2", lineage), timeout=60)
+    response = httpx.post(
+        turn_url(backend), json=submit_body(session, "t2", lineage=lineage), timeout=60
+    )
     assert response.status_code == 200, response.text
     return snapshot_of([line for line in response.text.splitlines() if line][-1])
 

@@ -13,27 +13,11 @@ from typing import Any
 import httpx
 
 from _ask_helpers import ScriptedGenerator, site, write_docs
+from _ask_helpers import turn_submit as submit
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.server.ask_app import create_ask_app
 from agentskit_web.server.turn_app import mount_turn
 from agentskit_web.server.turn_store import TurnSessionKey, TurnSessionStore
-
-
-def submit(session_id: str, turn_id: str, lineage: Any = None) -> dict[str, Any]:
-    payload: dict[str, Any] = {"input": "How do I install the widget?"}
-    if lineage is not None:
-        payload["lineage"] = lineage
-    return {
-        "protocol": "agentskit.chat.turn",
-        "version": 1,
-        "eventId": f"e-{turn_id}",
-        "sessionId": session_id,
-        "turnId": turn_id,
-        "sequence": 0,
-        "emittedAt": "2026-01-01T00:00:00Z",
-        "event": "client.turn.submit",
-        "payload": payload,
-    }
 
 
 def make_app(tmp_path: Path, store: TurnSessionStore | None = None) -> Any:
@@ -56,7 +40,7 @@ def _lineage_status(tmp_path: Path, lineage: dict[str, str]) -> int:
     replies = asyncio.run(
         post_all(
             make_app(tmp_path),
-            [submit(session, "t1"), submit(session, "t2"), submit(session, "t3", lineage)],
+            [submit(session, "t1"), submit(session, "t2"), submit(session, "t3", lineage=lineage)],
         )
     )
     assert [r.status_code for r in replies[:2]] == [200, 200]

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from _ask_helpers import ScriptedGenerator, ScriptedRetriever, site, write_docs
+from _ask_helpers import turn_submit as submit
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.protocol import decode_assistant_content, decode_turn_event
 from agentskit_web.protocol.turn import SnapshotTurnEvent
@@ -27,25 +28,6 @@ QUESTION = "How do I install the widget?"
 
 def sid() -> str:
     return new_session_id()
-
-
-def submit(
-    session_id: str, turn_id: str, text: str = QUESTION, lineage: Any = None
-) -> dict[str, Any]:
-    payload: dict[str, Any] = {"input": text}
-    if lineage is not None:
-        payload["lineage"] = lineage
-    return {
-        "protocol": "agentskit.chat.turn",
-        "version": 1,
-        "eventId": f"e-{turn_id}",
-        "sessionId": session_id,
-        "turnId": turn_id,
-        "sequence": 0,
-        "emittedAt": "2026-01-01T00:00:00Z",
-        "event": "client.turn.submit",
-        "payload": payload,
-    }
 
 
 def make_app(tmp_path: Path, store: TurnSessionStore | None = None, **options: Any) -> Any:
