@@ -74,8 +74,8 @@ $(FUZZ_STAMP): $(STAMP)
 	touch $(FUZZ_STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests e2e fuzz
-	$(VENV)/bin/ruff format --check src tests e2e fuzz
+	$(VENV)/bin/ruff check src tests e2e fuzz experiments
+	$(VENV)/bin/ruff format --check src tests e2e fuzz experiments
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -5,7 +5,7 @@ embedding is nearest (cosine >= T, at most N) are added as the word's synonyms (
 shipped search applies synonyms only to words the docs do not use, and counts them in
 the decline's coverage). TUNING halves only. Experiment venv only.
 
-    .venv-exp/bin/python bench/vocab_bridge/word_bridge.py
+    .venv-exp/bin/python experiments/vocab_bridge/word_bridge.py
 """
 
 # ruff: noqa: B023  (each closure is called within the loop turn that defines it)

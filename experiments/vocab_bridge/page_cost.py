@@ -7,7 +7,7 @@ its tokens. Bytes are brotli (quality 11) of the raw int8 parts. First question:
 question alone; later: what the questions asked before had not fetched yet (tuning
 questions, file order). Time: the rerank in pure Python (as the page would run it).
 
-    .venv-exp/bin/python bench/vocab_bridge/page_cost.py
+    .venv-exp/bin/python experiments/vocab_bridge/page_cost.py
 """
 
 from __future__ import annotations

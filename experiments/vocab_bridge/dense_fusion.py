@@ -5,7 +5,7 @@ same chunks as the shipped search, alone and in reciprocal-rank fusion with it, 
 the TUNING halves only. Needs the experiment venv (.venv-exp: torch, sentence-transformers);
 never part of the project.
 
-    HF_HUB_OFFLINE=1 .venv-exp/bin/python bench/vocab_bridge/dense_fusion.py
+    HF_HUB_OFFLINE=1 .venv-exp/bin/python experiments/vocab_bridge/dense_fusion.py
 """
 
 # ruff: noqa: B023  (each closure is called within the loop turn that defines it)

@@ -7,7 +7,7 @@ are added to the chunk as an extra field (here: appended to its code, which weig
 0.25), so a reader's word the docs never use can match the section it describes.
 The page would need no model: the words are ordinary index tokens. TUNING halves only.
 
-    .venv-exp/bin/python bench/vocab_bridge/doc_expansion.py
+    .venv-exp/bin/python experiments/vocab_bridge/doc_expansion.py
 """
 
 from __future__ import annotations
