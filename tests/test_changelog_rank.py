@@ -175,7 +175,8 @@ MKDOCS_PAGES = {
 SPHINX_PAGES = {
     "conf.py": 'project = "Demo"\n',
     "index.rst": "Demo\n====\n\nWelcome.\n\n.. toctree::\n\n   serving\n   changes\n",
-    "serving.rst": f"Files\n=====\n\nIntro words.\n\nServing a folder\n----------------\n\n{SERVING}",
+    "serving.rst": "Files\n=====\n\nIntro words.\n\n"
+    f"Serving a folder\n----------------\n\n{SERVING}",
     "changes.rst": "Changelog\n=========\n\nRelease 1.2.0 (released Mar 5, 2024)\n"
     "------------------------------------\n\nFeatures added\n~~~~~~~~~~~~~~\n\n"
     "* Serving a folder follows symbolic links.\n\nBugs fixed\n~~~~~~~~~~\n\n"
