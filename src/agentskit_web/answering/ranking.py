@@ -7,6 +7,8 @@ field weights over the expanded question (`query_terms`), then our own rules:
 
 - a page's top section is weighed down (PAGE_TOP_WEIGHT) and a section whose
   heading words the question uses is weighed up (HEADING_MATCH_WEIGHT);
+- a change-log section is weighed down unless the question asks about versions
+  (CHANGELOG_WEIGHT, `changelog`);
 - one passage per section, no near-duplicates (`distinct`), nothing far
   below the best (RELATIVE_SCORE_FLOOR);
 - a question of two parts is searched part by part too (`question_split`);
