@@ -7,6 +7,8 @@ field weights over the expanded question (`query_terms`), then our own rules:
 
 - a page's top section is weighed down (PAGE_TOP_WEIGHT) and a section whose
   heading words the question uses is weighed up (HEADING_MATCH_WEIGHT);
+- a change-log section is weighed down unless the question asks about versions
+  (CHANGELOG_WEIGHT, `changelog`);
 - one passage per section, no near-duplicates (`distinct`), nothing far
   below the best (RELATIVE_SCORE_FLOOR);
 - a question of two parts is searched part by part too (`question_split`);
@@ -17,6 +19,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
+from .changelog import asks_about_versions, changelog_pages, is_version_heading
 from .chunk import Chunk, Passage
 from .decline import (
     COVERAGE_PASSAGES_PER_PART,
@@ -64,6 +67,21 @@ HEADING_MATCH_WEIGHT: Final = 1.5
 """Score factor of a section whose heading words all appear in the question (a section
 with some of them gets a share of it): readers often name the section they need
 ("which metrics...", "rate limiting"). Calibrated on the tuning split."""
+
+CHANGELOG_WEIGHT: Final = 0.5
+"""Score factor of a change-log section (`changelog`: its heading is a version number, or
+another candidate of its page has one) when the question does not ask about versions
+(holds no version number and no word of the page's title). A release-notes entry names a
+feature in one line, so it matches a short question as well as the section documenting
+the feature, but a reader asking "how do I X" wants the documentation, not its history.
+
+Swept from 1 down to 0 on the tuning halves of all three evals
+(`experiments/changelog_rank/sweep.py`; docs/design/answer-eval.md, "Round five"). Only
+Starlette has a change log (our docs and Pydantic have no version heading, so nothing of
+theirs moves). Every factor up to 0.5 gives Starlette's best tuning figures (R@3 0.421 ->
+0.474, MRR 0.373 -> 0.391; R@1 and the decline unchanged); 0.55 to 0.9 gain less. The
+gentlest of the best is kept: a change-log entry still wins with twice the evidence, so a
+question about history that names no version ("when was X added") can still reach it."""
 
 MATCH_CACHE_MAX: Final = 4_096
 """Phrases whose matching rows are kept: readers ask with the same words again and again."""
@@ -285,8 +303,10 @@ class SearchIndex:
         }
         chunks = [self.index.chunk(row) for row in rows]
         self.index.checkpoint()
+        history = _changelog_sections(question, chunks, asked)
         weighed = [
-            _weighed(chunk, scores[row], asked) for row, chunk in zip(rows, chunks, strict=True)
+            _weighed(chunk, scores[row], asked, CHANGELOG_WEIGHT if old else 1.0)
+            for row, chunk, old in zip(rows, chunks, history, strict=True)
         ]
         return sorted(weighed, key=lambda p: -p.score)
 
@@ -343,10 +363,24 @@ def _passage(chunk: Chunk, score: float) -> Passage:
     )
 
 
-def _weighed(chunk: Chunk, score: float, asked: set[str]) -> Passage:
+def _changelog_sections(question: str, chunks: Sequence[Chunk], asked: set[str]) -> list[bool]:
+    """For each candidate, whether it is a change-log section the question does not ask about.
+
+    A chunk holds its own heading only, and the page (static mode) fetches the text of the
+    candidates only, so a sub-section under a version ("Fixed", "StaticFiles") is known by
+    a candidate of its page that has a version heading (`changelog_pages`)."""
+    pages = changelog_pages(chunks)
+    found = []
+    for chunk in chunks:
+        old = bool(chunk.anchor) and (chunk.path in pages or is_version_heading(chunk.heading))
+        found.append(old and not asks_about_versions(question, terms_of(chunk.page_title), asked))
+    return found
+
+
+def _weighed(chunk: Chunk, score: float, asked: set[str], factor: float = 1.0) -> Passage:
     """The passage of a candidate: a page's top section weighed down, a section
-    weighed up by the share of its heading's words the question uses."""
-    factor = 1.0 if chunk.anchor else PAGE_TOP_WEIGHT
+    weighed up by the share of its heading's words the question uses, and by `factor`."""
+    factor *= 1.0 if chunk.anchor else PAGE_TOP_WEIGHT
     heading_terms = terms_of(chunk.heading) if chunk.anchor else set()
     if heading_terms:
         share = len(heading_terms & asked) / len(heading_terms)
