@@ -423,3 +423,46 @@ def test_search_after_parts_for_found_everything_does_not_search_again(our_docs:
     runs.clear()
     assert search.search(question, LIMIT) == full.search(question, LIMIT)
     assert runs == [question]  # another question was searched since: searched again
+
+
+def _manifest_with(files: StaticIndexFiles, change: object) -> bytes:
+    manifest = json.loads(files.manifest)
+    change(manifest)  # type: ignore[operator]
+    return json.dumps(manifest).encode()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: m["texts"].__setitem__(-1, m["texts"][-1] + 1),  # rows one past the index's
+        lambda m: m["texts"].__setitem__(-1, m["texts"][-1] - 1),  # one short
+        lambda m: m["texts"].extend([0]),  # an empty text part
+        lambda m: m["roots"].pop("lengths"),
+        lambda m: m["roots"].__setitem__("texts", "0" * 15),
+        lambda m: m["roots"].__setitem__("texts", "g" * 16),
+        lambda m: m["terms"].__setitem__(0, "a"),  # the first range must start at ""
+        lambda m: m["words"].reverse(),
+    ],
+)
+def test_a_manifest_whose_ranges_or_roots_do_not_hold_is_refused(
+    our_docs: tuple, change: object
+) -> None:
+    assert parse_static_manifest(our_docs[1].manifest).ok  # as built
+    found = parse_static_manifest(_manifest_with(our_docs[1], change))
+    assert not found.ok and found.diagnostic == MANIFEST_INVALID
+
+
+def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -> None:
+    """The manifest gives each text part's row count; a part proved against the root but
+    holding one row more or less than that is refused (the rows after it would shift)."""
+    files = our_docs[1]
+    manifest = json.loads(files.manifest)
+    root = manifest["roots"]["texts"]
+    data = files.parts[f"agentskit-static.texts.{root}-0.json"]
+    body = json.loads(_body(data))
+    assert len(body["chunks"]) == manifest["texts"][0]
+    search, name, part = _with_part(files, "texts", body)
+    assert search.add_part(name, part) is None  # as built
+    for chunks in (body["chunks"][:-1], [*body["chunks"], body["chunks"][-1]]):
+        search, name, part = _with_part(files, "texts", {**body, "chunks": chunks})
+        assert search.add_part(name, part) == PART_INVALID

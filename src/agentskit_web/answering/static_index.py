@@ -6,8 +6,10 @@ writes the index the backend would build as files, and the page runs the same
 A question should fetch only what it needs, so the index is split:
 
 - a *manifest* (`agentskit-static.<hash>.json`): the site, the row count and
-  total tokens (BM25's statistics), the synonyms, and each part's range and
-  hash (its name is `agentskit-static.<kind>.<hash>.json`);
+  total tokens (BM25's statistics), the synonyms, each part's range (the
+  first key of each term and word part, the rows of each text part) and one
+  hash tree root per kind of part (a part's name is
+  `agentskit-static.<kind>.<root>-<number>.json`);
 - *term* parts: the postings (row, field, count) of a range of index tokens,
   sorted, so a token and every token a prefix finds lie in one run of
   consecutive parts (as static search tools split theirs);
@@ -20,8 +22,17 @@ A question should fetch only what it needs, so the index is split:
 - *text* parts: the chunks (titles, text, code) of a range of rows, fetched
   after ranking for the passages the search keeps and quotes.
 
-Every name holds the SHA-256 of its bytes, so parts are cached forever and a
-corrupted or substituted part is refused (`add_part` returns a diagnostic).
+The manifest's name holds the SHA-256 of its bytes. Each kind's parts are the
+leaves of a hash tree (SHA-256, truncated like the names) whose root the
+manifest holds, and each part opens with its proof (its siblings' digests up
+to the root), so a part is checked against the manifest as strictly as when
+the manifest listed every part's hash, while the manifest holds five roots
+instead of a hash per part (thousands at 2,000 pages, which do not compress).
+A part's name holds its kind's root, which changes whenever any part of the
+kind changes: a name never stands for two contents, so parts are cached
+forever, and a rebuild renames every part of a kind that changed. A
+corrupted, substituted or misnumbered part is refused (`add_part` returns a
+diagnostic).
 
 Fetching, in rounds (the page fetches each round's parts in parallel):
 
@@ -74,7 +85,7 @@ TEXT_PART_TARGET_BYTES: Final = 2_000
 about one such part."""
 
 STATIC_MANIFEST_MAX_BYTES: Final = 4 * 1024 * 1024
-"""Largest manifest read (a 2,000-page site's is about 40 kB)."""
+"""Largest manifest read (a 2,000-page site's is about 12 kB, 3 kB brotli)."""
 STATIC_PART_MAX_BYTES: Final = 8 * 1024 * 1024
 """Largest part read (one token's postings over a large site stay well under this)."""
 STATIC_MAX_PARTS: Final = 100_000
@@ -90,7 +101,7 @@ PART_UNKNOWN: Final = Diagnostic(
 )
 PART_MISMATCH: Final = Diagnostic(
     "STATIC_PART_MISMATCH",
-    "The part's bytes do not match its name's hash (corrupted, or from another build).",
+    "The part's bytes do not match the index's hash of them (corrupted, or from another build).",
     retryable=True,
 )
 PART_TOO_LARGE: Final = Diagnostic(
@@ -679,7 +690,8 @@ class StaticSearch:
 
     def add_part(self, name: str, data: bytes) -> Diagnostic | None:
         """Validate and add one part; a diagnostic (and nothing added) when it is unknown,
-        does not match its name's hash or is malformed. Adding a part twice is harmless."""
+        its proof does not lead from its bytes to its kind's root, or it is malformed.
+        Adding a part twice is harmless."""
         place = self.manifest.places.get(name)
         if place is None:
             return PART_UNKNOWN
@@ -778,8 +790,8 @@ def _reject_constant(_name: str) -> Any:
 
 _PART_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 """The lean JSON reader of parts: the C scanner with no per-number hooks. A part is read
-only once its bytes matched the hash the manifest gave (which `parse_json` read, with
-every wire check), so it is the build's own JSON; what remains to guard is the shape
+only once its proof led from its bytes to the root the manifest gave (which `parse_json`
+read, with every wire check), so it is the build's own JSON; what remains to guard is the shape
 (checked by `add_part`), the nesting (pre-scanned: deep input can crash Pyodide), NaN,
 and huge integers (Python refuses more than 4,300 digits). `parse_json`'s per-integer
 hook was most of the time spent adding a vocabulary part in the page."""
