@@ -1,6 +1,7 @@
 """The static (split) index: round trip, parts a question fetches, static = server, bad parts."""
 
 import dataclasses
+import hashlib
 import json
 from pathlib import Path
 
@@ -56,17 +57,81 @@ def fetch_all(search: StaticSearch, files: StaticIndexFiles, question: str) -> l
     return rounds
 
 
-def test_every_name_is_its_content_hash(our_docs: tuple) -> None:
-    _, files, _ = our_docs
-    import hashlib
+def _body(data: bytes) -> bytes:
+    """A part's body: its bytes without the proof that opens them."""
+    proof_end = data.index(b'",') + 2
+    return b"{" + data[proof_end:]
 
-    for name, data in files.all_files().items():
-        assert hashlib.sha256(data).hexdigest()[:16] in name
+
+def test_every_part_is_checked_against_its_kinds_root(our_docs: tuple) -> None:
+    """The manifest's name holds its own hash; each part's name holds its kind's tree root
+    and its number, and its proof leads from its body's hash to that root."""
+    _, files, _ = our_docs
+    assert hashlib.sha256(files.manifest).hexdigest()[:16] in files.manifest_name
+    manifest = json.loads(files.manifest)
+    counts = {"terms": len(manifest["terms"]), "positions": len(manifest["terms"])}
+    counts |= {"words": len(manifest["words"]), "texts": len(manifest["texts"]), "lengths": 1}
+    assert len(files.parts) == sum(counts.values())
+    for kind, count in counts.items():
+        root = manifest["roots"][kind]
+        for number in range(count):
+            name = f"agentskit-static.{kind}.{root}-{number}.json"
+            data = files.parts[name]
+            assert json.loads(data)["kind"] == kind  # one JSON object, proof first
+            assert static_index._verified_body(data, root, number, count) == _body(data)
+            if count > 1:  # the same bytes are not another number's
+                other = (number + 1) % count
+                assert static_index._verified_body(data, root, other, count) is None
     again = split_index(
         SiteIndex.of(our_docs[0], site_name="Docs", base_path="/", generator="html", pages=20),
         synonyms=site_synonyms(),
     )
     assert again == files  # the same site gives the same names and bytes
+
+
+def test_a_rebuild_renames_every_part_of_a_kind_that_changed(our_docs: tuple) -> None:
+    """Parts are named by their kind's root, so a changed chunk gives every text part a
+    new name: no name the old build published stands for other bytes in the new one."""
+    chunks, files, _ = our_docs
+    changed = [*chunks[:-1], dataclasses.replace(chunks[-1], text=chunks[-1].text + " more")]
+    rebuilt = split_index(
+        SiteIndex.of(changed, site_name="Docs", base_path="/", generator="html", pages=20),
+        synonyms=site_synonyms(),
+    )
+    old_texts = {name for name in files.parts if ".texts." in name}
+    new_texts = {name for name in rebuilt.parts if ".texts." in name}
+    assert old_texts and not old_texts & new_texts
+    for name in set(files.parts) & set(rebuilt.parts):
+        assert files.parts[name] == rebuilt.parts[name]  # a kept name keeps its bytes
+    search = StaticSearch(rebuilt.manifest)
+    old_name = sorted(old_texts)[0]
+    assert search.add_part(old_name, files.parts[old_name]) == PART_UNKNOWN
+    new_name = sorted(new_texts)[0]
+    assert search.add_part(new_name, files.parts[old_name]) == PART_MISMATCH  # old bytes
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5, 8, 9])
+def test_every_tree_shape_proves_each_part_and_only_it(count: int) -> None:
+    """Trees of 1 part (no proof), a power of two (at the bound of a depth) and one past
+    it (one level more, a filler sibling): each part's proof has the depth its count
+    gives, leads to the root, and fails for another part's body or a flipped digit."""
+    bodies = [json.dumps({"kind": "words", "n": n}).encode() for n in range(count)]
+    levels = static_index._tree([static_index._digest(body) for body in bodies])
+    root = levels[-1][0]
+    depth = (count - 1).bit_length()
+    for number, body in enumerate(bodies):
+        proof = "".join(static_index._proof(levels, number))
+        assert len(proof) == depth * 16
+        data = b'{"proof":"' + proof.encode() + b'",' + body[1:]
+        assert static_index._verified_body(data, root, number, count) == body
+        other = bodies[(number + 1) % count]
+        forged = b'{"proof":"' + proof.encode() + b'",' + other[1:]
+        assert (static_index._verified_body(forged, root, number, count) is None) == (count > 1)
+        if proof:
+            flipped = proof[:-1] + ("0" if proof[-1] != "0" else "1")
+            data = b'{"proof":"' + flipped.encode() + b'",' + body[1:]
+            assert static_index._verified_body(data, root, number, count) is None
+        assert static_index._verified_body(body, root, number, count) is None  # no proof
 
 
 def test_the_split_index_round_trips(our_docs: tuple) -> None:
@@ -105,8 +170,9 @@ def test_static_search_equals_the_server_on_every_eval_question(our_docs: tuple)
 def test_a_questions_words_map_to_exactly_the_term_parts_fetched_first(our_docs: tuple) -> None:
     _, files, _ = our_docs
     manifest = json.loads(files.manifest)
-    firsts = [first for first, _ in manifest["terms"]]
-    names = [f"agentskit-static.terms.{digest}.json" for _, digest in manifest["terms"]]
+    firsts = manifest["terms"]
+    root = manifest["roots"]["terms"]
+    names = [f"agentskit-static.terms.{root}-{number}.json" for number in range(len(firsts))]
     question = "Which attributes does the storage element accept?"
     expected: set[str] = set()
     for word in ("attributes", "storage", "element", "accept"):
@@ -116,7 +182,7 @@ def test_a_questions_words_map_to_exactly_the_term_parts_fetched_first(our_docs:
         expected.update(names[low : high + 1])
     first_round = StaticSearch(files.manifest).parts_for(question, LIMIT)
     assert {name for name in first_round if ".terms." in name} == expected
-    assert manifest["lengths"] in first_round
+    assert f"agentskit-static.lengths.{manifest['roots']['lengths']}-0.json" in first_round
 
 
 def test_every_fetched_part_is_needed(our_docs: tuple) -> None:
@@ -152,13 +218,25 @@ def test_a_corrupted_part_is_refused_and_nothing_is_added(our_docs: tuple) -> No
     assert search.add_part(name, files.parts[name]) is None and search.loaded == {name}
 
 
-def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[StaticSearch, str]:
-    """A manifest whose first `kind` part is replaced by `body` (hashed as it should be)."""
-    data = json.dumps(body).encode()
-    name = static_index._part_name(kind, data)
+def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[StaticSearch, str, bytes]:
+    """A manifest whose first `kind` part is replaced by `body`, with its kind's tree
+    rebuilt (so the part is proved as the build would prove it): the search, the part's
+    name and its bytes. A part is one JSON object opened by its proof, so `body` is an
+    object, or bytes (broken JSON the build would never write)."""
     manifest = json.loads(files.manifest)
-    manifest[kind][0][1] = name.split(".")[-2]
-    return StaticSearch(json.dumps(manifest).encode()), name
+    root = manifest["roots"][kind]
+    names = sorted(
+        (name for name in files.parts if f".{kind}.{root}-" in name),
+        key=lambda name: int(name.split("-")[-1].split(".")[0]),
+    )
+    first = body if isinstance(body, bytes) else json.dumps(body).encode()
+    bodies = [first] + [_body(files.parts[name]) for name in names[1:]]
+    levels = static_index._tree([static_index._digest(item) for item in bodies])
+    manifest["roots"][kind] = levels[-1][0]
+    proof = "".join(static_index._proof(levels, 0)).encode()
+    data = b'{"proof":"' + proof + b'",' + bodies[0][1:]
+    name = f"agentskit-static.{kind}.{levels[-1][0]}-0.json"
+    return StaticSearch(json.dumps(manifest).encode()), name, data
 
 
 @pytest.mark.parametrize(
@@ -178,14 +256,14 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
         ("words", {"kind": "words", "words": ["a"], "counts": [True]}),
         ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),
         ("texts", {"kind": "texts", "first": 1, "chunks": []}),
-        ("texts", ["not", "an", "object"]),
+        ("texts", b'{"kind":"texts","first":0,'),  # not JSON, though its proof holds
     ],
 )
 def test_a_malformed_part_with_a_right_hash_is_refused(
     our_docs: tuple, kind: str, body: object
 ) -> None:
-    search, name = _with_part(our_docs[1], kind, body)
-    assert search.add_part(name, json.dumps(body).encode()) == PART_INVALID
+    search, name, data = _with_part(our_docs[1], kind, body)
+    assert search.add_part(name, data) == PART_INVALID
     assert name not in search.loaded
 
 
@@ -199,8 +277,8 @@ def test_a_row_past_the_index_is_a_typed_error_when_decoded(our_docs: tuple, kin
     counts = "0,2" if kind == "terms" else "0,2,0"
     for last, refused in ((rows - 1, False), (rows, True)):  # the last row, then one past
         body = {"kind": kind, "terms": ["0"], "postings": [f"{counts};{last},2{counts[3:]}"]}
-        search, name = _with_part(files, kind, body)
-        assert search.add_part(name, json.dumps(body).encode()) is None
+        search, name, data = _with_part(files, kind, body)
+        assert search.add_part(name, data) is None
         index = search._index
         read = index.counts if kind == "terms" else index.postings
         if refused:
@@ -221,8 +299,8 @@ def test_a_parts_nesting_at_the_bound_is_read_and_one_level_more_is_refused(
         for _ in range(depth - 2):  # the part object is one level, the innermost list one
             deep = [deep]
         body = {"kind": "words", "words": ["a"], "counts": [1], "extra": deep}
-        search, name = _with_part(our_docs[1], "words", body)
-        found = search.add_part(name, json.dumps(body).encode())
+        search, name, data = _with_part(our_docs[1], "words", body)
+        found = search.add_part(name, data)
         assert found == (PART_INVALID if refused else None)
 
 
@@ -237,7 +315,7 @@ def test_the_part_size_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -
 
 def test_a_bad_manifest_is_a_typed_error(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     _, files, _ = our_docs
-    for bad in (b"", b"[]", b"{", files.manifest.replace(b'"version":1', b'"version":2')):
+    for bad in (b"", b"[]", b"{", files.manifest.replace(b'"version":2', b'"version":1')):
         assert parse_static_manifest(bad).diagnostic == MANIFEST_INVALID
         with pytest.raises(StaticIndexError) as error:
             StaticSearch(bad)
@@ -313,7 +391,7 @@ def test_the_static_bench_measures_a_small_generated_site() -> None:
 def test_the_parts_per_manifest_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     _, files, _ = our_docs
     manifest = json.loads(files.manifest)
-    most = max(len(manifest[kind]) for kind in ("terms", "positions", "words", "texts"))
+    most = max(len(manifest[kind]) for kind in ("terms", "words", "texts"))
     monkeypatch.setattr(static_index, "STATIC_MAX_PARTS", most)
     assert parse_static_manifest(files.manifest).ok  # at the bound
     monkeypatch.setattr(static_index, "STATIC_MAX_PARTS", most - 1)
@@ -345,3 +423,46 @@ def test_search_after_parts_for_found_everything_does_not_search_again(our_docs:
     runs.clear()
     assert search.search(question, LIMIT) == full.search(question, LIMIT)
     assert runs == [question]  # another question was searched since: searched again
+
+
+def _manifest_with(files: StaticIndexFiles, change: object) -> bytes:
+    manifest = json.loads(files.manifest)
+    change(manifest)  # type: ignore[operator]
+    return json.dumps(manifest).encode()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda m: m["texts"].__setitem__(-1, m["texts"][-1] + 1),  # rows one past the index's
+        lambda m: m["texts"].__setitem__(-1, m["texts"][-1] - 1),  # one short
+        lambda m: m["texts"].extend([0]),  # an empty text part
+        lambda m: m["roots"].pop("lengths"),
+        lambda m: m["roots"].__setitem__("texts", "0" * 15),
+        lambda m: m["roots"].__setitem__("texts", "g" * 16),
+        lambda m: m["terms"].__setitem__(0, "a"),  # the first range must start at ""
+        lambda m: m["words"].reverse(),
+    ],
+)
+def test_a_manifest_whose_ranges_or_roots_do_not_hold_is_refused(
+    our_docs: tuple, change: object
+) -> None:
+    assert parse_static_manifest(our_docs[1].manifest).ok  # as built
+    found = parse_static_manifest(_manifest_with(our_docs[1], change))
+    assert not found.ok and found.diagnostic == MANIFEST_INVALID
+
+
+def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -> None:
+    """The manifest gives each text part's row count; a part proved against the root but
+    holding one row more or less than that is refused (the rows after it would shift)."""
+    files = our_docs[1]
+    manifest = json.loads(files.manifest)
+    root = manifest["roots"]["texts"]
+    data = files.parts[f"agentskit-static.texts.{root}-0.json"]
+    body = json.loads(_body(data))
+    assert len(body["chunks"]) == manifest["texts"][0]
+    search, name, part = _with_part(files, "texts", body)
+    assert search.add_part(name, part) is None  # as built
+    for chunks in (body["chunks"][:-1], [*body["chunks"], body["chunks"][-1]]):
+        search, name, part = _with_part(files, "texts", {**body, "chunks": chunks})
+        assert search.add_part(name, part) == PART_INVALID

@@ -6,8 +6,10 @@ writes the index the backend would build as files, and the page runs the same
 A question should fetch only what it needs, so the index is split:
 
 - a *manifest* (`agentskit-static.<hash>.json`): the site, the row count and
-  total tokens (BM25's statistics), the synonyms, and each part's range and
-  hash (its name is `agentskit-static.<kind>.<hash>.json`);
+  total tokens (BM25's statistics), the synonyms, each part's range (the
+  first key of each term and word part, the rows of each text part) and one
+  hash tree root per kind of part (a part's name is
+  `agentskit-static.<kind>.<root>-<number>.json`);
 - *term* parts: the postings (row, field, count) of a range of index tokens,
   sorted, so a token and every token a prefix finds lie in one run of
   consecutive parts (as static search tools split theirs);
@@ -20,8 +22,17 @@ A question should fetch only what it needs, so the index is split:
 - *text* parts: the chunks (titles, text, code) of a range of rows, fetched
   after ranking for the passages the search keeps and quotes.
 
-Every name holds the SHA-256 of its bytes, so parts are cached forever and a
-corrupted or substituted part is refused (`add_part` returns a diagnostic).
+The manifest's name holds the SHA-256 of its bytes. Each kind's parts are the
+leaves of a hash tree (SHA-256, truncated like the names) whose root the
+manifest holds, and each part opens with its proof (its siblings' digests up
+to the root), so a part is checked against the manifest as strictly as when
+the manifest listed every part's hash, while the manifest holds five roots
+instead of a hash per part (thousands at 2,000 pages, which do not compress).
+A part's name holds its kind's root, which changes whenever any part of the
+kind changes: a name never stands for two contents, so parts are cached
+forever, and a rebuild renames every part of a kind that changed. A
+corrupted, substituted or misnumbered part is refused (`add_part` returns a
+diagnostic).
 
 Fetching, in rounds (the page fetches each round's parts in parallel):
 
@@ -58,7 +69,7 @@ from .ranking import SearchIndex
 from .site_index import SiteIndex
 
 STATIC_INDEX_FORMAT: Final = "agentskit.static-index"
-STATIC_INDEX_VERSION: Final = 1
+STATIC_INDEX_VERSION: Final = 2
 STATIC_FILE_PREFIX: Final = "agentskit-static."
 STATIC_HASH_CHARS: Final = 16
 """Hex digits of the content hash in every name (64 bits: no collision between builds)."""
@@ -74,7 +85,7 @@ TEXT_PART_TARGET_BYTES: Final = 2_000
 about one such part."""
 
 STATIC_MANIFEST_MAX_BYTES: Final = 4 * 1024 * 1024
-"""Largest manifest read (a 2,000-page site's is about 40 kB)."""
+"""Largest manifest read (a 2,000-page site's is about 12 kB, 3 kB brotli)."""
 STATIC_PART_MAX_BYTES: Final = 8 * 1024 * 1024
 """Largest part read (one token's postings over a large site stay well under this)."""
 STATIC_MAX_PARTS: Final = 100_000
@@ -90,7 +101,7 @@ PART_UNKNOWN: Final = Diagnostic(
 )
 PART_MISMATCH: Final = Diagnostic(
     "STATIC_PART_MISMATCH",
-    "The part's bytes do not match its name's hash (corrupted, or from another build).",
+    "The part's bytes do not match the index's hash of them (corrupted, or from another build).",
     retryable=True,
 )
 PART_TOO_LARGE: Final = Diagnostic(
@@ -117,6 +128,9 @@ KIND_POSITIONS: Final = "positions"
 KIND_WORDS: Final = "words"
 KIND_TEXTS: Final = "texts"
 KIND_LENGTHS: Final = "lengths"
+KINDS: Final = (KIND_TERMS, KIND_POSITIONS, KIND_WORDS, KIND_TEXTS, KIND_LENGTHS)
+"""Every kind of part, each with a hash tree of its own (one root each in the manifest)."""
+_HEX: Final = frozenset("0123456789abcdef")
 
 
 class StaticIndexError(ValueError):
@@ -164,17 +178,71 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:STATIC_HASH_CHARS]
 
 
-def _part_name(kind: str, data: bytes) -> str:
-    return _name_of(kind, _digest(data))
+def _name_of(kind: str, root: str, number: int) -> str:
+    """A part's file name: its kind, its kind's tree root and its number. The root changes
+    whenever any part of the kind does, so a name never stands for two contents (a host
+    may cache it forever), and the manifest lists no name (see `_tree`)."""
+    return f"{STATIC_FILE_PREFIX}{kind}.{root}-{number}.json"
 
 
-def _name_of(kind: str, digest: str) -> str:
-    """A part's file name (the manifest lists only the digests: names are long)."""
-    return f"{STATIC_FILE_PREFIX}{kind}.{digest}.json"
+_PROOF_OPEN: Final = b'{"proof":"'
+"""Every part starts with its proof: `{"proof":"<sibling digests>",` then its body's
+canonical JSON without the body's opening brace (one JSON object in all)."""
+_TREE_FILLER: Final = "0" * STATIC_HASH_CHARS
+"""The sibling of a level's last node when the level has an odd count (fixed, so the
+tree's shape follows from the part count alone)."""
 
 
-def _hash_of(name: str) -> str:
-    return name.split(".")[-2]
+def _node(left: str, right: str) -> str:
+    """An inner node's digest. Its input is 32 hex digits while a leaf's (a part's body)
+    starts with `{`: a node can never be passed off as a part or the reverse."""
+    return _digest((left + right).encode("ascii"))
+
+
+def _tree(leaves: list[str]) -> list[list[str]]:
+    """The levels of a kind's hash tree, leaves (each part body's digest) first, the
+    root last. The manifest holds only the root, and each part carries the digests of
+    its siblings up to it (`_proof`): checking a part costs its hash and `depth` small
+    hashes, and the manifest no longer grows by one incompressible hash per part."""
+    levels = [leaves]
+    while len(levels[-1]) > 1:
+        level = levels[-1]
+        paired = [*level, _TREE_FILLER] if len(level) % 2 else level
+        levels.append([_node(a, b) for a, b in zip(paired[::2], paired[1::2], strict=True)])
+    return levels
+
+
+def _depth(count: int) -> int:
+    """The levels above the leaves of a tree of `count` leaves (0 for one leaf)."""
+    return (count - 1).bit_length()
+
+
+def _proof(levels: list[list[str]], number: int) -> list[str]:
+    """Leaf `number`'s siblings, from the leaves up."""
+    proof: list[str] = []
+    for level in levels[:-1]:
+        sibling = number ^ 1
+        proof.append(level[sibling] if sibling < len(level) else _TREE_FILLER)
+        number >>= 1
+    return proof
+
+
+def _verified_body(data: bytes, root: str, number: int, count: int) -> bytes | None:
+    """The body of part `number` of `count` when its proof leads from the body's digest
+    to `root` (the manifest's); None when not (corrupted, another build, another number)."""
+    size = _depth(count) * STATIC_HASH_CHARS
+    start = len(_PROOF_OPEN) + size
+    if not data.startswith(_PROOF_OPEN) or data[start : start + 2] != b'",':
+        return None
+    proof = data[len(_PROOF_OPEN) : start].decode("ascii", errors="replace")
+    if set(proof) - _HEX:
+        return None
+    body = b"{" + data[start + 2 :]
+    digest = _digest(body)
+    for level in range(size // STATIC_HASH_CHARS):
+        sibling = proof[level * STATIC_HASH_CHARS : (level + 1) * STATIC_HASH_CHARS]
+        digest = _node(sibling, digest) if number >> level & 1 else _node(digest, sibling)
+    return body if digest == root else None
 
 
 # --------------------------------------------------------------------------- writing
@@ -235,49 +303,52 @@ def _ranges(keys: Sequence[Any], sizes: Sequence[int], target: int) -> list[tupl
 def split_index(
     site_index: SiteIndex, *, synonyms: Iterable[Sequence[str]] = ()
 ) -> StaticIndexFiles:
-    """The static index of a site index: the manifest and its content-hashed parts."""
+    """The static index of a site index: the manifest and its parts, each kind's parts
+    named by the root of their hash tree and their number (see `_tree`)."""
     chunks = site_index.chunk_list()
     search = SearchIndex.from_chunks(chunks)
     index = search.index
-    parts: dict[str, bytes] = {}
+    bodies: dict[str, list[bytes]] = {kind: [] for kind in KINDS}
 
-    def add(kind: str, body: dict[str, Any]) -> str:
-        data = _canonical({"kind": kind, **body})
-        name = _part_name(kind, data)
-        parts[name] = data
-        return name
+    def add(kind: str, body: dict[str, Any]) -> None:
+        bodies[kind].append(_canonical({"kind": kind, **body}))
 
     terms = index.sorted_terms()
     counted = [_encode_counts(index.postings(term)) for term in terms]
     placed = [_encode_postings(index.postings(term)) for term in terms]
-    term_parts = []
-    position_parts = []
+    term_firsts: list[str] = []
     for start, end in _ranges(
         terms,
         [len(t) + len(e) + 6 for t, e in zip(terms, counted, strict=True)],
         TERM_PART_TARGET_BYTES,
     ):
-        first = "" if start == 0 else terms[start]
-        name = add(KIND_TERMS, {"terms": terms[start:end], "postings": counted[start:end]})
-        term_parts.append([first, _hash_of(name)])
-        name = add(KIND_POSITIONS, {"terms": terms[start:end], "postings": placed[start:end]})
-        position_parts.append([first, _hash_of(name)])
+        term_firsts.append("" if start == 0 else terms[start])
+        add(KIND_TERMS, {"terms": terms[start:end], "postings": counted[start:end]})
+        add(KIND_POSITIONS, {"terms": terms[start:end], "postings": placed[start:end]})
 
     words = search.vocabulary.sorted_words()
     counts = [search.vocabulary.counts[word] for word in words]
-    word_parts = []
+    word_firsts: list[str] = []
     for start, end in _ranges(words, [len(w) + 6 for w in words], WORD_PART_TARGET_BYTES):
-        name = add(KIND_WORDS, {"words": words[start:end], "counts": counts[start:end]})
-        word_parts.append(["" if start == 0 else words[start], _hash_of(name)])
+        word_firsts.append("" if start == 0 else words[start])
+        add(KIND_WORDS, {"words": words[start:end], "counts": counts[start:end]})
 
     rows = [[c.path, c.anchor, c.page_title, c.heading, c.text, c.code] for c in chunks]
-    text_parts = []
+    text_rows: list[int] = []
     sizes = [sum(len(str(field)) for field in row) + 16 for row in rows]
     for start, end in _ranges(rows, sizes, TEXT_PART_TARGET_BYTES):
-        name = add(KIND_TEXTS, {"first": start, "chunks": rows[start:end]})
-        text_parts.append([start, _hash_of(name)])
+        text_rows.append(end - start)
+        add(KIND_TEXTS, {"first": start, "chunks": rows[start:end]})
 
-    lengths = add(KIND_LENGTHS, {"lengths": index.lengths()})
+    add(KIND_LENGTHS, {"lengths": index.lengths()})
+    parts: dict[str, bytes] = {}
+    roots: dict[str, str] = {}
+    for kind in KINDS:
+        levels = _tree([_digest(body) for body in bodies[kind]])
+        roots[kind] = levels[-1][0]
+        for number, body in enumerate(bodies[kind]):
+            proof = "".join(_proof(levels, number)).encode("ascii")
+            parts[_name_of(kind, roots[kind], number)] = _PROOF_OPEN + proof + b'",' + body[1:]
     manifest = _canonical(
         {
             "format": STATIC_INDEX_FORMAT,
@@ -289,11 +360,10 @@ def split_index(
             "rows": index.size,
             "tokens": index.total_tokens,
             "synonyms": [list(group) for group in synonyms],
-            "lengths": lengths,
-            "terms": term_parts,
-            "positions": position_parts,
-            "words": word_parts,
-            "texts": text_parts,
+            "roots": roots,
+            "terms": term_firsts,
+            "words": word_firsts,
+            "texts": text_rows,
         }
     )
     return StaticIndexFiles(f"{STATIC_FILE_PREFIX}{_digest(manifest)}.json", manifest, parts)
@@ -304,13 +374,17 @@ def split_index(
 
 @dataclass(frozen=True, slots=True)
 class StaticManifest:
-    """A decoded manifest: statistics, synonyms and each range's part name."""
+    """A decoded manifest: statistics, synonyms, each range's part name, and where each
+    name lies (kind and number: what its proof is checked against)."""
 
     site_name: str
     base_path: str
     rows: int
     tokens: int
     synonyms: tuple[tuple[str, ...], ...]
+    roots: dict[str, str]
+    counts: dict[str, int]
+    """Parts of each kind (a proof's length follows from it)."""
     lengths: str
     term_firsts: tuple[str, ...]
     term_names: tuple[str, ...]
@@ -319,19 +393,12 @@ class StaticManifest:
     word_names: tuple[str, ...]
     text_firsts: tuple[int, ...]
     text_names: tuple[str, ...]
+    places: dict[str, tuple[str, int]]
+    """Part name -> (kind, number)."""
 
     def kind_of(self, name: str) -> str | None:
-        if name == self.lengths:
-            return KIND_LENGTHS
-        for kind, names in (
-            (KIND_TERMS, self.term_names),
-            (KIND_POSITIONS, self.position_names),
-            (KIND_WORDS, self.word_names),
-            (KIND_TEXTS, self.text_names),
-        ):
-            if name in names:
-                return kind
-        return None
+        place = self.places.get(name)
+        return None if place is None else place[0]
 
 
 def _str_list(value: Any) -> bool:
@@ -344,26 +411,25 @@ def _int_list(value: Any) -> bool:
     return type(value) is list and set(map(type, value)) <= {int} and min(value, default=0) >= 0
 
 
-_HEX: Final = frozenset("0123456789abcdef")
-
-
-def _ranges_of(value: Any, key_type: type, kind: str) -> tuple[tuple[Any, ...], tuple[str, ...]]:
-    """(firsts, names) of a manifest's range list; ValueError unless sorted and well formed."""
-    if type(value) is not list or not value or len(value) > STATIC_MAX_PARTS:
+def _firsts_of(value: Any) -> tuple[str, ...]:
+    """A manifest's first keys of a kind's ranges; ValueError unless sorted, distinct,
+    starting at "" and at most `STATIC_MAX_PARTS`."""
+    if not _str_list(value) or not value or len(value) > STATIC_MAX_PARTS:
         raise ValueError("ranges")
-    firsts: list[Any] = []
-    names: list[str] = []
-    for item in value:
-        if type(item) is not list or len(item) != 2 or type(item[0]) is not key_type:
-            raise ValueError("range")
-        digest = item[1]
-        if type(digest) is not str or len(digest) != STATIC_HASH_CHARS or set(digest) - _HEX:
-            raise ValueError("name")
-        firsts.append(item[0])
-        names.append(_name_of(kind, digest))
-    if firsts != sorted(firsts) or len(set(firsts)) != len(firsts) or firsts[0] not in ("", 0):
+    if value != sorted(value) or len(set(value)) != len(value) or value[0] != "":
         raise ValueError("order")
-    return tuple(firsts), tuple(names)
+    return tuple(value)
+
+
+def _text_firsts_of(value: Any, rows: int) -> tuple[int, ...]:
+    """The first row of each text part, from the manifest's rows per part (small numbers
+    compress far better than the ascending first rows); ValueError unless each is > 0,
+    they add up to the index's rows and there are at most `STATIC_MAX_PARTS`."""
+    if not _int_list(value) or not value or len(value) > STATIC_MAX_PARTS:
+        raise ValueError("texts")
+    if min(value) < 1 or sum(value) != rows:
+        raise ValueError("texts")
+    return (0, *itertools.accumulate(value[:-1]))
 
 
 def parse_static_manifest(data: bytes | str) -> DecodeResult:
@@ -385,17 +451,33 @@ def parse_static_manifest(data: bytes | str) -> DecodeResult:
         rows, tokens = value["rows"], value["tokens"]
         if type(rows) is not int or type(tokens) is not int or rows < 0 or tokens < 0:
             return DecodeResult.failure(MANIFEST_INVALID)
-        term_firsts, term_names = _ranges_of(value["terms"], str, KIND_TERMS)
-        position_firsts, position_names = _ranges_of(value["positions"], str, KIND_POSITIONS)
-        if position_firsts != term_firsts:
+        roots = value["roots"]
+        if type(roots) is not dict or set(roots) != set(KINDS):
             return DecodeResult.failure(MANIFEST_INVALID)
-        word_firsts, word_names = _ranges_of(value["words"], str, KIND_WORDS)
-        text_firsts, text_names = _ranges_of(value["texts"], int, KIND_TEXTS)
-        lengths = value["lengths"]
-        if type(lengths) is not str or not all(
-            type(value.get(key)) is str for key in ("siteName", "basePath")
-        ):
+        for root in roots.values():
+            if type(root) is not str or len(root) != STATIC_HASH_CHARS or set(root) - _HEX:
+                return DecodeResult.failure(MANIFEST_INVALID)
+        term_firsts = _firsts_of(value["terms"])
+        word_firsts = _firsts_of(value["words"])
+        text_firsts = _text_firsts_of(value["texts"], rows)
+        if not all(type(value.get(key)) is str for key in ("siteName", "basePath")):
             return DecodeResult.failure(MANIFEST_INVALID)
+        counts = {
+            KIND_TERMS: len(term_firsts),
+            KIND_POSITIONS: len(term_firsts),
+            KIND_WORDS: len(word_firsts),
+            KIND_TEXTS: len(text_firsts),
+            KIND_LENGTHS: 1,
+        }
+        names = {
+            kind: tuple(_name_of(kind, roots[kind], number) for number in range(count))
+            for kind, count in counts.items()
+        }
+        places = {
+            name: (kind, number)
+            for kind, kind_names in names.items()
+            for number, name in enumerate(kind_names)
+        }
         return DecodeResult.success(
             StaticManifest(
                 value["siteName"],
@@ -403,14 +485,17 @@ def parse_static_manifest(data: bytes | str) -> DecodeResult:
                 rows,
                 tokens,
                 tuple(tuple(group) for group in synonyms),
-                lengths,
+                dict(roots),
+                counts,
+                names[KIND_LENGTHS][0],
                 term_firsts,
-                term_names,
-                position_names,
+                names[KIND_TERMS],
+                names[KIND_POSITIONS],
                 word_firsts,
-                word_names,
+                names[KIND_WORDS],
                 text_firsts,
-                text_names,
+                names[KIND_TEXTS],
+                places,
             )
         )
     except (KeyError, ValueError, TypeError, RecursionError):
@@ -509,8 +594,7 @@ class PartialIndex(InvertedIndex):
 
     # ---- loading (the data was validated by StaticSearch.add_part)
 
-    def load_terms(self, name: str, terms: list[str], postings: list[str]) -> None:
-        number = self.manifest.term_names.index(name)
+    def load_terms(self, name: str, number: int, terms: list[str], postings: list[str]) -> None:
         self._part_terms[number] = terms
         self._raw.update(zip(terms, postings, strict=True))
         self.loaded.add(name)
@@ -606,35 +690,39 @@ class StaticSearch:
 
     def add_part(self, name: str, data: bytes) -> Diagnostic | None:
         """Validate and add one part; a diagnostic (and nothing added) when it is unknown,
-        does not match its name's hash or is malformed. Adding a part twice is harmless."""
-        kind = self.manifest.kind_of(name)
-        if kind is None:
+        its proof does not lead from its bytes to its kind's root, or it is malformed.
+        Adding a part twice is harmless."""
+        place = self.manifest.places.get(name)
+        if place is None:
             return PART_UNKNOWN
         if name in self._index.loaded:
             return None
         self._answered = None
         if len(data) > STATIC_PART_MAX_BYTES:
             return PART_TOO_LARGE
-        if f".{_digest(bytes(data))}." not in name:
+        kind, number = place
+        manifest = self.manifest
+        body = _verified_body(bytes(data), manifest.roots[kind], number, manifest.counts[kind])
+        if body is None:
             return PART_MISMATCH
         try:
-            value = _parse_part(bytes(data))
+            value = _parse_part(body)
             if type(value) is not dict or value.get("kind") != kind:
                 return PART_INVALID
             if kind in (KIND_TERMS, KIND_POSITIONS):
-                return self._add_terms(name, kind, value)
+                return self._add_terms(name, number, kind, value)
             if kind == KIND_WORDS:
-                return self._add_words(name, value)
+                return self._add_words(name, number, value)
             if kind == KIND_TEXTS:
-                return self._add_texts(name, value)
+                return self._add_texts(name, number, value)
             return self._add_lengths(name, value)
         except (KeyError, ValueError, TypeError, IndexError, RecursionError):
             return PART_INVALID
 
-    def _add_terms(self, name: str, kind: str, value: dict[str, Any]) -> Diagnostic | None:
+    def _add_terms(
+        self, name: str, number: int, kind: str, value: dict[str, Any]
+    ) -> Diagnostic | None:
         terms, postings = value["terms"], value["postings"]
-        names = self.manifest.term_names if kind == KIND_TERMS else self.manifest.position_names
-        number = names.index(name)
         if not (_str_list(terms) and _str_list(postings)) or len(terms) != len(postings):
             return PART_INVALID
         if not _in_range(terms, self.manifest.term_firsts, number):
@@ -643,15 +731,14 @@ class StaticSearch:
         if not all(shape.fullmatch(raw) for raw in postings):
             return PART_INVALID
         if kind == KIND_TERMS:
-            self._index.load_terms(name, terms, postings)
+            self._index.load_terms(name, number, terms, postings)
         else:
             self._index.load_positions(name, terms, postings)
         self._engine.forget()
         return None
 
-    def _add_words(self, name: str, value: dict[str, Any]) -> Diagnostic | None:
+    def _add_words(self, name: str, number: int, value: dict[str, Any]) -> Diagnostic | None:
         words, counts = value["words"], value["counts"]
-        number = self.manifest.word_names.index(name)
         if not (_str_list(words) and _int_list(counts)) or len(words) != len(counts):
             return PART_INVALID
         if not _in_range(words, self.manifest.word_firsts, number):
@@ -661,9 +748,8 @@ class StaticSearch:
         self._engine.forget()
         return None
 
-    def _add_texts(self, name: str, value: dict[str, Any]) -> Diagnostic | None:
+    def _add_texts(self, name: str, number: int, value: dict[str, Any]) -> Diagnostic | None:
         first, rows = value["first"], value["chunks"]
-        number = self.manifest.text_names.index(name)
         if first != self.manifest.text_firsts[number] or type(rows) is not list:
             return PART_INVALID
         end = (
@@ -704,8 +790,8 @@ def _reject_constant(_name: str) -> Any:
 
 _PART_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
 """The lean JSON reader of parts: the C scanner with no per-number hooks. A part is read
-only once its bytes matched the hash the manifest gave (which `parse_json` read, with
-every wire check), so it is the build's own JSON; what remains to guard is the shape
+only once its proof led from its bytes to the root the manifest gave (which `parse_json`
+read, with every wire check), so it is the build's own JSON; what remains to guard is the shape
 (checked by `add_part`), the nesting (pre-scanned: deep input can crash Pyodide), NaN,
 and huge integers (Python refuses more than 4,300 digits). `parse_json`'s per-integer
 hook was most of the time spent adding a vocabulary part in the page."""
