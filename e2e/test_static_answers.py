@@ -412,6 +412,61 @@ class TestOffline:
         assert UNREACHABLE in (widget.answer_error or "")
         watch.errors[:] = [e for e in watch.errors if not any(n in e for n in NETWORK_ERRORS)]
 
+    @pytest.mark.parametrize("host", [("mkdocs", "larger")], indirect=True, ids=["mkdocs"])
+    def test_a_new_build_drops_the_kept_files_of_the_builds_before_it(
+        self,
+        page: Page,
+        context: BrowserContext,
+        host: Host,
+        server: BackgroundServer,
+        watch: Watch,
+    ) -> None:
+        """A rebuild renames every part of a kind that changed: without the drop, a reader's
+        cache would keep one more index per rebuild. An earlier build's files are planted in
+        the cache and this build's manifest evicted from it, so the next intent fetches the
+        manifest as a new build's would be fetched."""
+        home = host.root / "index.html"
+        html = home.read_text(encoding="utf-8")
+        home.write_text(html.replace("<agentskit-ask ", '<agentskit-ask offline="cache" ', 1))
+        page.on("console", watch.on_console)
+        page.on("pageerror", watch.on_page_error)
+        page.goto(server.url + "/")
+        widget = AskWidget(page).open()
+        widget.ask(QUESTION)
+        assert widget.wait_answer() == "complete"
+        expect(page.locator("agentskit-ask")).to_have_attribute(
+            "data-offline", "ready", timeout=OFFLINE_READY_MS
+        )
+        fetched = sorted(set(index_requests(host)))
+        assert kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS) == fetched
+        manifest = next(p for p in fetched if re.search(r"/agentskit-static\.[0-9a-f]+\.json$", p))
+        digits = re.search(r"\.([0-9a-f]+)\.json$", manifest)
+        assert digits is not None
+        other = "".join("0" if d != "0" else "1" for d in digits.group(1))
+        earlier = [
+            f"{INDEX_PATH}agentskit-static.{other}.json",
+            f"{INDEX_PATH}agentskit-static.terms.{other}-0.json",
+            f"{INDEX_PATH}agentskit-static.texts.{other}-3.json",
+        ]
+        page.evaluate(
+            """async ([earlier, manifest]) => {
+                const cache = await caches.open('agentskit-ask:index');
+                for (const path of earlier) await cache.put(path, new Response('{}'));
+                await cache.delete(manifest);
+            }""",
+            [earlier, manifest],
+        )
+        planted = kept_parts_within(page, sorted([*fetched, *earlier]), 0)
+        assert set(earlier) <= set(planted) and manifest not in planted
+
+        page.reload()  # a returning reader: the box boots at idle, the index waits for a question
+        widget = AskWidget(page).open()
+        widget.ask(QUESTION)
+        assert widget.wait_answer() == "complete"
+        kept = kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS)
+        assert not set(earlier) & set(kept), "an earlier build's files are dropped"
+        assert set(fetched) <= set(kept), "this build's files are all kept"
+
 
 # -------------------------------------------------------------------- backend configured
 

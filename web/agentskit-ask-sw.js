@@ -16,7 +16,8 @@
 //                                    a manifest and parts with content-hashed names),
 //                                    kept as pages fetch them and served cache-first, so
 //                                    a question whose parts were fetched once is answered
-//                                    offline;
+//                                    offline; a new build's manifest drops the files of
+//                                    the builds before it;
 //
 // What the pages cache may keep is decided in one block below ("page caching rules"):
 // only responses that may be cached (never no-store or private, never Vary: Cookie,
@@ -181,13 +182,45 @@ function isIndexFile(url) {
 
 const keepable = mayKeep;
 
-async function indexFile(request) {
+async function indexFile(event) {
+  const { request } = event;
   const cache = await caches.open(INDEX_CACHE);
   const cached = await cache.match(request);
   if (cached) return cached;
   const response = await fetch(request);
-  if (keepable(response)) await cache.put(request, response.clone());
+  if (keepable(response)) {
+    await cache.put(request, response.clone());
+    if (MANIFEST_FILE.test(new URL(request.url).pathname)) {
+      event.waitUntil(dropOtherBuilds(cache, request.url, response.clone()));
+    }
+  }
   return response;
+}
+
+// A manifest not yet kept is a new build's (its name is its hash). Its parts' names carry
+// their kind's tree root, and every root it lists is in the manifest: the kept files of
+// other builds (parts whose root it does not list, other manifests) are dropped, so a
+// reader's cache holds one index and not one more per rebuild. A manifest that does not
+// parse drops nothing (the page reports it; the kept files may still serve a reload).
+const MANIFEST_FILE = /\/agentskit-static\.[0-9a-f]+\.json$/;
+const PART_FILE = /\/agentskit-static\.[a-z]+\.([0-9a-f]+)-\d+\.json$/;
+
+async function dropOtherBuilds(cache, manifestUrl, response) {
+  let roots;
+  try {
+    roots = (await response.json()).roots;
+  } catch {
+    return;
+  }
+  if (!roots || typeof roots !== "object") return;
+  const current = new Set(Object.values(roots).filter((root) => typeof root === "string"));
+  if (current.size === 0) return;
+  for (const kept of await cache.keys()) {
+    if (kept.url === manifestUrl) continue;
+    const path = new URL(kept.url).pathname;
+    const part = PART_FILE.exec(path);
+    if (part ? !current.has(part[1]) : MANIFEST_FILE.test(path)) await cache.delete(kept);
+  }
 }
 // ---------------------------------------------------------------- end of static index files
 
@@ -202,7 +235,7 @@ self.addEventListener("fetch", (event) => {
     return;
   }
   if (isIndexFile(url)) {
-    event.respondWith(indexFile(request));
+    event.respondWith(indexFile(event));
     return;
   }
   event.respondWith(networkFirst(request, request.mode === "navigate"));
