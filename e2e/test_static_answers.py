@@ -346,6 +346,35 @@ def kept_parts_within(page: Page, wanted: list[str], timeout_ms: int) -> list[st
         page.wait_for_timeout(100)
 
 
+MANIFEST_PATH = re.compile(r"/agentskit-static\.[0-9a-f]+\.json$")
+"""A manifest's path (a part's name holds its kind before the hash)."""
+
+
+def answered_and_kept(page: Page, host: Host, server: BackgroundServer, watch: Watch) -> list[str]:
+    """The home page opted in to the offline cache, one question answered, and the paths of
+    the index files it fetched once the worker has kept them all (asserted)."""
+    home = host.root / "index.html"
+    html = home.read_text(encoding="utf-8")
+    opted = html.replace("<agentskit-ask ", '<agentskit-ask offline="cache" ', 1)
+    assert opted != html
+    home.write_text(opted, encoding="utf-8")
+    page.on("console", watch.on_console)
+    page.on("pageerror", watch.on_page_error)
+    page.goto(server.url + "/")
+    widget = AskWidget(page).open()
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete"
+    expect(page.locator("agentskit-ask")).to_have_attribute(
+        "data-offline", "ready", timeout=OFFLINE_READY_MS
+    )
+    # Parts fetched before the worker controlled the page are handed to it with the keep
+    # message, the others as they pass through it: wait (bounded) until both have landed.
+    fetched = sorted(set(index_requests(host)))
+    cached = kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS)
+    assert sorted(cached) == fetched, "the fetched parts are kept"
+    return cached
+
+
 class TestOffline:
     @pytest.fixture
     def context(self, browser: Browser, watch: Watch) -> Iterator[BrowserContext]:
@@ -370,28 +399,9 @@ class TestOffline:
         server: BackgroundServer,
         watch: Watch,
     ) -> None:
-        home = host.root / "index.html"
-        html = home.read_text(encoding="utf-8")
-        opted = html.replace("<agentskit-ask ", '<agentskit-ask offline="cache" ', 1)
-        assert opted != html
-        home.write_text(opted, encoding="utf-8")
-        page.on("console", watch.on_console)
-        page.on("pageerror", watch.on_page_error)
-
-        page.goto(server.url + "/")
-        widget = AskWidget(page).open()
-        widget.ask(QUESTION)
-        assert widget.wait_answer() == "complete"
-        expect(page.locator("agentskit-ask")).to_have_attribute(
-            "data-offline", "ready", timeout=OFFLINE_READY_MS
-        )
-        # Parts fetched before the worker controlled the page are handed to it with the keep
-        # message, the others as they pass through it: wait (bounded) until both have landed.
-        fetched = sorted(set(index_requests(host)))
-        cached = kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS)
-        assert sorted(cached) == fetched, "the fetched parts are kept"
+        cached = answered_and_kept(page, host, server, watch)
         # What the other question needs first is not among them (the engine says so).
-        manifest = next(p for p in cached if re.search(r"/agentskit-static\.[0-9a-f]+\.json$", p))
+        manifest = next(p for p in cached if MANIFEST_PATH.search(p))
         search = StaticSearch((host.root / manifest.lstrip("/")).read_bytes())
         needed = {INDEX_PATH + name for name in search.parts_for(OTHER_QUESTION, 4)}
         assert needed - set(cached), "the other question's parts were fetched already"
@@ -425,21 +435,8 @@ class TestOffline:
         cache would keep one more index per rebuild. An earlier build's files are planted in
         the cache and this build's manifest evicted from it, so the next intent fetches the
         manifest as a new build's would be fetched."""
-        home = host.root / "index.html"
-        html = home.read_text(encoding="utf-8")
-        home.write_text(html.replace("<agentskit-ask ", '<agentskit-ask offline="cache" ', 1))
-        page.on("console", watch.on_console)
-        page.on("pageerror", watch.on_page_error)
-        page.goto(server.url + "/")
-        widget = AskWidget(page).open()
-        widget.ask(QUESTION)
-        assert widget.wait_answer() == "complete"
-        expect(page.locator("agentskit-ask")).to_have_attribute(
-            "data-offline", "ready", timeout=OFFLINE_READY_MS
-        )
-        fetched = sorted(set(index_requests(host)))
-        assert kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS) == fetched
-        manifest = next(p for p in fetched if re.search(r"/agentskit-static\.[0-9a-f]+\.json$", p))
+        fetched = answered_and_kept(page, host, server, watch)
+        manifest = next(p for p in fetched if MANIFEST_PATH.search(p))
         digits = re.search(r"\.([0-9a-f]+)\.json$", manifest)
         assert digits is not None
         other = "".join("0" if d != "0" else "1" for d in digits.group(1))
