@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from agentskit_web.answering.chunk import Chunk, Passage
+from agentskit_web.answering.decline import NOT_FOUND_MESSAGE
 from agentskit_web.answering.extractive import split_deltas
 from agentskit_web.answering.site_index import SiteIndex
 from agentskit_web.answering.static_index import STATIC_PART_MAX_BYTES, split_index
@@ -32,7 +33,6 @@ from agentskit_web.chat.static_answers import (
     INDEX_INVALID_MESSAGE,
     INDEX_MISSING_MESSAGE,
     INDEX_UNREACHABLE_MESSAGE,
-    NOT_FOUND_MESSAGE,
     QUESTION_TOO_WIDE_MESSAGE,
     STATIC_FIRST_PAINT_PAUSE_SECONDS,
     STATIC_PARTS_PER_QUESTION_MAX,

@@ -25,6 +25,13 @@ from .inverted_index import Hits, Phrase
 from .query_terms import TermGroup
 from .text_terms import WORD
 
+NOT_FOUND_MESSAGE: Final = (
+    "No passage of the documentation matches this question. "
+    "Try other words, or the names used in the docs."
+)
+"""What a reader is told when a question is declined, by the backend and by the page alike
+(ASK_NO_GROUNDED_SOURCES): the same decline says the same thing wherever it runs."""
+
 NOT_FOUND_COVERAGE: Final = 0.39
 """The best passages (COVERAGE_PASSAGES_PER_PART per part of the question) must hold at
 least this share of the question's words, weighted by how rare each is in the docs

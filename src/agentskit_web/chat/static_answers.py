@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 from urllib.parse import urljoin
 
 from ..answering.chunk import Passage
+from ..answering.decline import NOT_FOUND_MESSAGE
 from ..answering.static_index import STATIC_MANIFEST_MAX_BYTES, STATIC_PART_MAX_BYTES
 from ..protocol.text_metrics import split_text
 from ..protocol.wire_json import dump_json
@@ -82,11 +83,6 @@ STATIC_PART_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_
 STATIC_PART_NAME_MAX_CHARS: Final = 128
 NDJSON: Final = "application/x-ndjson"
 
-NOT_FOUND_MESSAGE: Final = (
-    "No passage of the documentation matches this question. "
-    "Try other words, or the names used in the docs."
-)
-"""The backend's own text for ASK_NO_GROUNDED_SOURCES (server/ask_app.py MESSAGES)."""
 INDEX_UNREACHABLE_MESSAGE: Final = (
     "This question needs a part of this site's search index that this browser has not "
     "stored, and the site cannot be reached. Ask again once you are online."

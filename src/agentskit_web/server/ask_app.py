@@ -48,6 +48,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from ..answering.chunk import Passage
+from ..answering.decline import NOT_FOUND_MESSAGE
 from ..docs_text import page_path_for
 from ..protocol import SiteConfig, parse_ask_request, parse_site_config
 from ..protocol.limits import ASK_REQUEST_MAX_BODY_BYTES, ASK_TEXT_DELTA_MAX_CHARS
@@ -103,10 +104,7 @@ MESSAGES: Final = {
     "no_session": "This site saves conversations and needs a sessionId.",
     "retrieval_timeout": "Searching the documentation took too long.",
     "retrieval_failed": "Searching the documentation failed.",
-    "no_sources": (
-        "No passage of the documentation matches this question. "
-        "Try other words, or the names used in the docs."
-    ),
+    "no_sources": NOT_FOUND_MESSAGE,
     "generation_failed": "The answer could not be generated.",
     "generation_timeout": "The answer took too long and was stopped.",
     "too_long": "The answer exceeded its size limit and was stopped.",
