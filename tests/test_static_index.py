@@ -256,6 +256,11 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
         ("words", {"kind": "words", "words": ["a"], "counts": [True]}),
         ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),
         ("texts", {"kind": "texts", "first": 1, "chunks": []}),
+        # the change-log mark is a seventh field `true`, nothing else
+        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", 1]]}),
+        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", False]]}),
+        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", "y"]]}),
+        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", 1, 1]]}),
         ("texts", b'{"kind":"texts","first":0,'),  # not JSON, though its proof holds
     ],
 )
@@ -450,6 +455,32 @@ def test_a_manifest_whose_ranges_or_roots_do_not_hold_is_refused(
     assert parse_static_manifest(our_docs[1].manifest).ok  # as built
     found = parse_static_manifest(_manifest_with(our_docs[1], change))
     assert not found.ok and found.diagnostic == MANIFEST_INVALID
+
+
+def test_the_change_log_mark_travels_in_the_text_parts_and_only_where_set(
+    our_docs: tuple,
+) -> None:
+    """A marked chunk (`Chunk.history`) comes back marked from its text part; an unmarked
+    one is the six fields it was before the mark existed, so a site with no change log
+    gets the same parts."""
+    chunks = our_docs[0]
+    assert not any(chunk.history for chunk in chunks)  # our docs have no change log
+    marked = [dataclasses.replace(c, history=n % 3 == 0) for n, c in enumerate(chunks)]
+    site = SiteIndex.of(marked, site_name="Docs", base_path="/", generator="html", pages=20)
+    files = split_index(site)
+    search = StaticSearch(files.manifest)
+    rows = []
+    for name, data in files.parts.items():
+        assert search.add_part(name, data) is None
+        if ".texts." in name:
+            rows += json.loads(_body(data))["chunks"]
+    assert [search._index.chunk(row) for row in range(len(marked))] == marked
+    assert sorted({len(row) for row in rows}) == [6, 7]
+    assert all((len(row) == 7) == (row[6:] == [True]) for row in rows)
+    plain = SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20)
+    parts = split_index(plain).parts
+    texts = [json.loads(_body(data))["chunks"] for n, data in parts.items() if ".texts." in n]
+    assert texts and all(len(row) == 6 for part in texts for row in part)
 
 
 def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -> None:
