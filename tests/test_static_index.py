@@ -256,11 +256,6 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
         ("words", {"kind": "words", "words": ["a"], "counts": [True]}),
         ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),
         ("texts", {"kind": "texts", "first": 1, "chunks": []}),
-        # the change-log mark is a seventh field `true`, nothing else
-        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", 1]]}),
-        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", False]]}),
-        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", "y"]]}),
-        ("texts", {"kind": "texts", "first": 0, "chunks": [["/", None, "", "", "", "", 1, 1]]}),
         ("texts", b'{"kind":"texts","first":0,'),  # not JSON, though its proof holds
     ],
 )
@@ -481,6 +476,23 @@ def test_the_change_log_mark_travels_in_the_text_parts_and_only_where_set(
     parts = split_index(plain).parts
     texts = [json.loads(_body(data))["chunks"] for n, data in parts.items() if ".texts." in n]
     assert texts and all(len(row) == 6 for part in texts for row in part)
+
+
+@pytest.mark.parametrize(
+    ("extra", "refused"),
+    [([True], False), ([1], True), ([False], True), (["y"], True), ([True, True], True)],
+)
+def test_the_change_log_mark_is_a_seventh_field_true_and_nothing_else(
+    our_docs: tuple, extra: list[object], refused: bool
+) -> None:
+    files = our_docs[1]
+    root = json.loads(files.manifest)["roots"]["texts"]
+    body = json.loads(_body(files.parts[f"agentskit-static.texts.{root}-0.json"]))
+    body["chunks"][0] += extra
+    search, name, part = _with_part(files, "texts", body)
+    assert search.add_part(name, part) == (PART_INVALID if refused else None)
+    if not refused:
+        assert search._index.chunk(0).history
 
 
 def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -> None:
