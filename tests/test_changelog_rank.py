@@ -1,10 +1,12 @@
 """Change-log sections rank below the documentation at equal evidence (issue 26 round five).
 
 The rule (`answering/changelog.py`, `ranking.CHANGELOG_WEIGHT`) recognises a change log by
-its version headings as MkDocs and Sphinx change logs write them, weighs its sections down
-unless the question asks about versions, and reads nothing the page does not fetch anyway.
+its version headings as MkDocs and Sphinx change logs write them: the reader marks every
+section whose heading or an enclosing heading is a version (`Chunk.history`), and the
+ranking weighs marked sections down unless the question asks about versions.
 """
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from agentskit_web.answering import ranking
-from agentskit_web.answering.changelog import changelog_pages, is_version_heading
+from agentskit_web.answering.changelog import is_version_heading
 from agentskit_web.answering.chunk import Chunk
 from agentskit_web.answering.ranking import SearchIndex
-from agentskit_web.answering.site_index import SiteIndex
+from agentskit_web.answering.site_index import SiteIndex, parse_site_index
 from agentskit_web.answering.static_index import StaticSearch, split_index
+from agentskit_web.indexing.docs_folder import chunk_page, parse_markdown
 from agentskit_web.indexing.site import index_site
 
 MKDOCS_HEADINGS = [  # as MkDocs (Material) change logs write them, permalink signs removed
@@ -76,9 +79,15 @@ VERSION = Chunk(
     "Release Notes",
     "0.37.2 (March 5, 2024)",
     "Changed: static files follow symbolic links.",
+    history=True,
 )
-UNDER_VERSION = Chunk(  # a sub-section: its own heading is no version
-    "/release-notes/", "fixed", "Release Notes", "Fixed", "Serving static files sets the type."
+UNDER_VERSION = Chunk(  # a sub-section: its own heading is no version, the reader marks it
+    "/release-notes/",
+    "fixed",
+    "Release Notes",
+    "Fixed",
+    "Serving static files sets the type.",
+    history=True,
 )
 OTHER = Chunk("/", None, "Home", "Home", "Welcome to the demo application.")
 FILLER = [  # other sections, so that the question's words are rare (BM25's IDF)
@@ -116,13 +125,26 @@ def test_without_the_rule_the_change_log_would_rank_first(monkeypatch: pytest.Mo
     assert "/staticfiles/#serving-a-folder" in found
 
 
-def test_a_sub_section_is_known_by_a_version_heading_among_the_candidates() -> None:
-    assert changelog_pages(CHUNKS) == {"/release-notes/"}
-    without_version = [c for c in CHUNKS if c is not VERSION]
-    assert changelog_pages(without_version) == set()
-    # with the version entry gone, nothing says the page is a change log: no demotion
-    index = SearchIndex.from_chunks(without_version)
+def test_the_mark_decides_not_the_other_candidates() -> None:
+    # a version-headed candidate of the same page no longer makes its page a change log:
+    # an unmarked section beside it (a docs page with one "2.0.0 (2023-06-30)" section) keeps
+    # its score, and a marked one is weighed down with no version heading among the rows
+    unmarked = dataclasses.replace(UNDER_VERSION, history=False)
+    index = SearchIndex.from_chunks([OTHER, *FILLER, DOCS, VERSION, unmarked])
     assert sections(index, "How do I serve static files?")[0] == "/release-notes/#fixed"
+    alone = SearchIndex.from_chunks([OTHER, *FILLER, DOCS, UNDER_VERSION])
+    assert sections(alone, "How do I serve static files?")[0] == "/staticfiles/#serving-a-folder"
+
+
+def test_the_mark_survives_the_site_index_file_and_is_absent_where_unset() -> None:
+    site = SiteIndex.of(CHUNKS, site_name="Demo", base_path="/", generator="html", pages=3)
+    data = site.to_bytes()
+    assert data.count(b'"history":true') == 2 and b'"history":false' not in data
+    decoded = parse_site_index(data)
+    assert decoded.ok and decoded.value.chunk_list() == CHUNKS
+    plain = [OTHER, *FILLER, DOCS]
+    unmarked = SiteIndex.of(plain, site_name="Demo", base_path="/", generator="html", pages=3)
+    assert b"history" not in unmarked.to_bytes()
 
 
 @pytest.mark.parametrize(
@@ -185,8 +207,10 @@ SPHINX_PAGES = {
 }
 
 
-def built(tmp: Path, generator: str) -> SearchIndex:
-    for name, text in (MKDOCS_PAGES if generator == "mkdocs" else SPHINX_PAGES).items():
+def built(tmp: Path, generator: str, pages: dict[str, str] | None = None) -> SearchIndex:
+    if pages is None:
+        pages = MKDOCS_PAGES if generator == "mkdocs" else SPHINX_PAGES
+    for name, text in pages.items():
         (tmp / "src" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp / "src" / name).write_text(text, encoding="utf-8")
     if generator == "mkdocs":
@@ -224,3 +248,137 @@ def test_a_built_change_log_ranks_below_the_docs(
     monkeypatch.setattr(ranking, "CHANGELOG_WEIGHT", 1.0)
     without = sections(index, "serve a folder")
     assert without[0] == docs and all(s.startswith(log) for s in without[1:]) and len(without) > 1
+
+
+# ---- the reader's mark: a section under a version heading, at any depth
+
+KEEP_A_CHANGELOG = """# Changelog
+
+All notable changes to this project are documented in this file.
+
+## [1.2.0] - 2024-03-05
+
+### Added
+
+- Serving a folder follows symbolic links.
+
+### Fixed
+
+- Serving a folder sets the right content type.
+
+## [1.1.0] - 2024-02-01
+
+### Changed
+
+- Serving a folder is faster.
+"""
+NESTED_LOG = """# Demo
+
+Intro words.
+
+## Release history
+
+### 2.0.0 (2024-05-01)
+
+#### Added
+
+- Serving a folder follows symbolic links.
+
+### Older releases
+
+Nothing worth noting.
+
+## License
+
+Serving a folder is free software.
+"""
+NOT_A_LOG = """# Supported versions
+
+Serving a folder works on every supported Python.
+
+## Python 3.12
+
+Serving a folder on Python 3.12 needs nothing more.
+
+### Notes
+
+Serving a folder keeps working.
+
+## Migrating from 1.10 to 2.0
+
+Serving a folder has a new argument.
+"""
+
+
+def marks(markdown: str) -> dict[str, bool]:
+    return {c.heading: c.history for c in chunk_page(parse_markdown(markdown, "x"), "/x/")}
+
+
+def test_every_section_under_a_version_heading_is_marked_and_only_those() -> None:
+    assert marks(KEEP_A_CHANGELOG) == {
+        "Changelog": False,
+        "Added": True,
+        "Fixed": True,
+        "Changed": True,
+    }
+    assert marks(NESTED_LOG) == {
+        "Demo": False,
+        "Added": True,  # two levels under "2.0.0 (2024-05-01)"
+        "Older releases": False,  # a sibling of the version, not under it
+        "License": False,
+    }
+    assert not any(marks(NOT_A_LOG).values())
+
+
+# ---- real builds of logs whose versions hold no text of their own (only sub-sections)
+
+MKDOCS_SUB_SECTIONS = {  # Keep a Changelog, and a docs page with numbers in its headings
+    **MKDOCS_PAGES,
+    "docs/changelog.md": KEEP_A_CHANGELOG,
+    "docs/versions.md": NOT_A_LOG,
+}
+SPHINX_SUB_SECTIONS = {  # Sphinx's own CHANGES style, and the same docs page
+    **SPHINX_PAGES,
+    "index.rst": "Demo\n====\n\nWelcome.\n\n.. toctree::\n\n   serving\n   changes\n   versions\n",
+    "changes.rst": "Changelog\n=========\n\nRelease 1.2.0 (released Mar 5, 2024)\n"
+    "------------------------------------\n\nFeatures added\n~~~~~~~~~~~~~~\n\n"
+    "* Serving a folder follows symbolic links.\n\nBugs fixed\n~~~~~~~~~~\n\n"
+    "* Serving a folder sets the right content type.\n\n"
+    "Release 1.1.0 (released Feb 1, 2024)\n------------------------------------\n\n"
+    "Bugs fixed\n~~~~~~~~~~\n\n* Serving a folder is faster.\n",
+    "versions.rst": "Supported versions\n==================\n\n"
+    "Serving a folder works on every supported Python.\n\n"
+    "Python 3.12\n-----------\n\nServing a folder on Python 3.12 needs nothing more.\n\n"
+    "Notes\n~~~~~\n\nServing a folder keeps working.\n\n"
+    "Migrating from 1.10 to 2.0\n--------------------------\n\n"
+    "Serving a folder has a new argument.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("generator", "pages", "log", "entries"),
+    [
+        ("mkdocs", MKDOCS_SUB_SECTIONS, "/changelog/", {"Added", "Fixed", "Changed"}),
+        ("sphinx", SPHINX_SUB_SECTIONS, "/changes.html", {"Features added", "Bugs fixed"}),
+    ],
+)
+def test_a_built_log_of_sub_sections_only_is_marked_and_ranks_below_the_docs(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    generator: str,
+    pages: dict[str, str],
+    log: str,
+    entries: set[str],
+) -> None:
+    index = built(tmp_path, generator, pages)
+    chunks = index.all_chunks()
+    # no chunk has a version heading of its own: main's rule saw no change log here
+    assert not any(is_version_heading(c.heading) for c in chunks)
+    assert {c.heading for c in chunks if c.history} == entries
+    assert {c.path for c in chunks if c.history} == {log}
+    assert not any(c.history for c in chunks if c.path != log)  # "Python 3.12", "Migrating..."
+    # every page says "serving a folder"; the entry and the docs share "content type"
+    docs = "/serving/" if generator == "mkdocs" else "/serving.html"
+    assert sections(index, "content type")[0] == f"{docs}#serving-a-folder"
+    monkeypatch.setattr(ranking, "CHANGELOG_WEIGHT", 1.0)
+    assert sections(index, "content type")[0].startswith(log)  # the mark is what moves it

@@ -452,6 +452,49 @@ def test_a_manifest_whose_ranges_or_roots_do_not_hold_is_refused(
     assert not found.ok and found.diagnostic == MANIFEST_INVALID
 
 
+def test_the_change_log_mark_travels_in_the_text_parts_and_only_where_set(
+    our_docs: tuple,
+) -> None:
+    """A marked chunk (`Chunk.history`) comes back marked from its text part; an unmarked
+    one is the six fields it was before the mark existed, so a site with no change log
+    gets the same parts."""
+    chunks = our_docs[0]
+    assert not any(chunk.history for chunk in chunks)  # our docs have no change log
+    marked = [dataclasses.replace(c, history=n % 3 == 0) for n, c in enumerate(chunks)]
+    site = SiteIndex.of(marked, site_name="Docs", base_path="/", generator="html", pages=20)
+    files = split_index(site)
+    search = StaticSearch(files.manifest)
+    rows = []
+    for name, data in files.parts.items():
+        assert search.add_part(name, data) is None
+        if ".texts." in name:
+            rows += json.loads(_body(data))["chunks"]
+    assert [search._index.chunk(row) for row in range(len(marked))] == marked
+    assert sorted({len(row) for row in rows}) == [6, 7]
+    assert all((len(row) == 7) == (row[6:] == [True]) for row in rows)
+    plain = SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20)
+    parts = split_index(plain).parts
+    texts = [json.loads(_body(data))["chunks"] for n, data in parts.items() if ".texts." in n]
+    assert texts and all(len(row) == 6 for part in texts for row in part)
+
+
+@pytest.mark.parametrize(
+    ("extra", "refused"),
+    [([True], False), ([1], True), ([False], True), (["y"], True), ([True, True], True)],
+)
+def test_the_change_log_mark_is_a_seventh_field_true_and_nothing_else(
+    our_docs: tuple, extra: list[object], refused: bool
+) -> None:
+    files = our_docs[1]
+    root = json.loads(files.manifest)["roots"]["texts"]
+    body = json.loads(_body(files.parts[f"agentskit-static.texts.{root}-0.json"]))
+    body["chunks"][0] += extra
+    search, name, part = _with_part(files, "texts", body)
+    assert search.add_part(name, part) == (PART_INVALID if refused else None)
+    if not refused:
+        assert search._index.chunk(0).history
+
+
 def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -> None:
     """The manifest gives each text part's row count; a part proved against the root but
     holding one row more or less than that is refused (the rows after it would shift)."""

@@ -1,5 +1,6 @@
-"""Issue 26 round five: sweep `ranking.CHANGELOG_WEIGHT`, with and without page-wide
-recognition, on the TUNING halves only, in one process (docs/design/answer-eval.md, "Round five").
+"""Issue 26 round five: sweep `ranking.CHANGELOG_WEIGHT`, with the reader's change-log mark
+(`spread=True`, shipped) and with a section's own version heading only (`spread=False`),
+on the TUNING halves only, in one process (docs/design/answer-eval.md, "Round five").
 
 `.venv/bin/python experiments/changelog_rank/sweep.py` (`WEIGHTS="1 0.5"` to choose the
 factors, `DIFFS=1` to list the moved questions) prints, per corpus, how many indexed
@@ -11,11 +12,14 @@ tuning questions whose ranked sections changed (with the ranks of their first ri
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 
 from agentskit_web.answering import ranking
 from agentskit_web.answering.changelog import is_version_heading
+from agentskit_web.answering.inverted_index import InvertedIndex
+from agentskit_web.answering.ranking import SearchIndex
 from agentskit_web.bench.answers import (
     EVAL_FILES,
     corpus_index,
@@ -42,15 +46,21 @@ def figures(outcomes):
     }
 
 
-SHIPPED_PAGES = ranking.changelog_pages
+def own_heading_only(index):
+    """The same index with the reader's mark replaced by the section's own heading: a
+    version number in it, as main's rule read it before the page-wide heuristic."""
+    chunks = [
+        dataclasses.replace(c, history=bool(c.anchor) and is_version_heading(c.heading))
+        for c in index.all_chunks()
+    ]
+    return SearchIndex(InvertedIndex.of(chunks), index.vocabulary, index.synonyms, index.options)
 
 
 def run(indexes, weight, spread):
     """The tuning outcomes with `CHANGELOG_WEIGHT` set to `weight`; without `spread`, only
-    a section whose own heading is a version is weighed (no page-wide recognition)."""
+    a section whose own heading is a version is weighed (not the reader's whole mark)."""
     ranking.CHANGELOG_WEIGHT = weight  # type: ignore[misc]
-    ranking.changelog_pages = SHIPPED_PAGES if spread else (lambda chunks: frozenset())
-    return {n: run_ranker(index.search, qs) for n, (index, qs) in indexes.items()}
+    return {n: run_ranker(pair[spread].search, qs) for n, (pair, qs) in indexes.items()}
 
 
 def first_right(outcome):
@@ -66,7 +76,7 @@ def main() -> None:
         eval_set = load_eval_set(path)
         index, _ = corpus_index(eval_set, default_corpora())
         qs = [q for q in eval_set.questions if q.split == "tuning"]
-        indexes[name] = (index, qs)
+        indexes[name] = ({False: own_heading_only(index), True: index}, qs)
         passages = index.all_passages()
         versions = [p for p in passages if p.anchor and is_version_heading(p.heading)]
         pages = {p.path for p in versions}

@@ -6,22 +6,18 @@ the section that documents the feature, while a reader asking "how do I X" wants
 the documentation, not its history. The ranking stage (`ranking._weighed`) weighs
 such sections down unless the question itself asks about versions.
 
-A change-log section is recognised by its heading, not by a word list: its heading
-*is* a version number, the way MkDocs and Sphinx change logs write one
-("0.37.2", "v2.1.0", "Version 1.2 (2024-03-05)", "1.2.0 — March 2024",
-"Release 7.2.0 (released Aug 17, 2023)"). A chunk carries only its own heading
-(`Chunk.heading`), not the heading above it, and the page (static mode) fetches
-only the text of the rows it ranks, so a sub-section under a version ("Fixed",
-"StaticFiles") is recognised when another candidate of the same page has a
-version heading (`changelog_pages`): the rule reads only the chunks the ranking
-reads anyway.
+A change-log section is recognised by its headings, not by a word list: its own
+heading or one above it *is* a version number, the way MkDocs and Sphinx change logs
+write one ("0.37.2", "v2.1.0", "Version 1.2 (2024-03-05)", "1.2.0 — March 2024",
+"Release 7.2.0 (released Aug 17, 2023)"). Keep a Changelog files and Sphinx's CHANGES
+put a version's text in sub-sections ("Added", "Bugs fixed"), so only the reader,
+which knows every heading above a section, can tell: it marks the chunk
+(`Chunk.history`, `indexing.docs_folder.history_marks`), and the ranking reads the
+mark.
 """
 
 import re
-from collections.abc import Iterable
 from typing import Final
-
-from .chunk import Chunk
 
 _VERSION: Final = r"\[?v?\d+(?:\.\d+)+(?:[-.+]?[a-z]+\d*)?\]?"
 """A version number: at least two parts (0.37, 2.1.0), a pre-release tag (1.0rc1,
@@ -47,11 +43,6 @@ QUESTION_VERSION: Final = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b", re.IGNORECASE)
 def is_version_heading(heading: str) -> bool:
     """Whether a heading is a version number (a change log's entry heading)."""
     return VERSION_HEADING.fullmatch(heading) is not None
-
-
-def changelog_pages(chunks: Iterable[Chunk]) -> frozenset[str]:
-    """The paths of the pages among these chunks that have a section headed by a version."""
-    return frozenset(c.path for c in chunks if c.anchor and is_version_heading(c.heading))
 
 
 def asks_about_versions(question: str, page_title_terms: set[str], asked: set[str]) -> bool:

@@ -11,7 +11,11 @@ citation needs, as the reader will see it:
 - `page_title` and `heading`: plain text as a reader sees them (no markup,
   no `{ #id }` attribute lists, no permalink signs);
 - `text`: the section's prose (tables and admonitions as text);
-- `code`: the section's code blocks, as code.
+- `code`: the section's code blocks, as code;
+- `history`: whether the section is part of a change log (its own heading or a
+  heading above it is a version number, `changelog.is_version_heading`). Only the
+  reader sees the headings above a section, so it sets the mark; the ranking
+  weighs such sections down (`ranking.CHANGELOG_WEIGHT`).
 """
 
 from dataclasses import dataclass
@@ -29,6 +33,7 @@ class Chunk:
     heading: str
     text: str
     code: str = ""
+    history: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from .changelog import asks_about_versions, changelog_pages, is_version_heading
+from .changelog import asks_about_versions
 from .chunk import Chunk, Passage
 from .decline import (
     COVERAGE_PASSAGES_PER_PART,
@@ -69,8 +69,8 @@ with some of them gets a share of it): readers often name the section they need
 ("which metrics...", "rate limiting"). Calibrated on the tuning split."""
 
 CHANGELOG_WEIGHT: Final = 0.5
-"""Score factor of a change-log section (`changelog`: its heading is a version number, or
-another candidate of its page has one) when the question does not ask about versions
+"""Score factor of a change-log section (`Chunk.history`: the reader found a version number
+in its heading or a heading above it) when the question does not ask about versions
 (holds no version number and no word of the page's title). A release-notes entry names a
 feature in one line, so it matches a short question as well as the section documenting
 the feature, but a reader asking "how do I X" wants the documentation, not its history.
@@ -329,9 +329,13 @@ class SearchIndex:
             words = self._words[key] = word_set(passage)
         return words
 
+    def all_chunks(self) -> list[Chunk]:
+        """Every indexed chunk, in index order, as indexed (with its change-log mark)."""
+        return [self.index.chunk(row) for row in range(self.size)]
+
     def all_passages(self) -> list[Passage]:
         """Every indexed chunk, in index order (for checks over the whole corpus)."""
-        return [_passage(self.index.chunk(row), 0.0) for row in range(self.size)]
+        return [_passage(chunk, 0.0) for chunk in self.all_chunks()]
 
     def search_plain_bm25(self, question: str, limit: int) -> list[Passage]:
         """The eval's peer: plain BM25 over the same index, nothing of ours on top.
@@ -364,17 +368,13 @@ def _passage(chunk: Chunk, score: float) -> Passage:
 
 
 def _changelog_sections(question: str, chunks: Sequence[Chunk], asked: set[str]) -> list[bool]:
-    """For each candidate, whether it is a change-log section the question does not ask about.
-
-    A chunk holds its own heading only, and the page (static mode) fetches the text of the
-    candidates only, so a sub-section under a version ("Fixed", "StaticFiles") is known by
-    a candidate of its page that has a version heading (`changelog_pages`)."""
-    pages = changelog_pages(chunks)
-    found = []
-    for chunk in chunks:
-        old = bool(chunk.anchor) and (chunk.path in pages or is_version_heading(chunk.heading))
-        found.append(old and not asks_about_versions(question, terms_of(chunk.page_title), asked))
-    return found
+    """For each candidate, whether it is a change-log section (`Chunk.history`, which the
+    reader sets: its heading or one above it is a version number) that the question does
+    not ask about (`changelog.asks_about_versions`)."""
+    return [
+        chunk.history and not asks_about_versions(question, terms_of(chunk.page_title), asked)
+        for chunk in chunks
+    ]
 
 
 def _weighed(chunk: Chunk, score: float, asked: set[str], factor: float = 1.0) -> Passage:

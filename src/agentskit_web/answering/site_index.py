@@ -54,22 +54,34 @@ class IndexedChunk(StrictWireModel):
     heading: str
     text: str
     code: str = ""
+    history: bool = False
+    """`Chunk.history`; written only when true, so an index with no change log is the
+    same file as before the mark existed."""
 
     def to_chunk(self) -> Chunk:
-        return Chunk(self.path, self.anchor, self.page_title, self.heading, self.text, self.code)
+        return Chunk(
+            self.path,
+            self.anchor,
+            self.page_title,
+            self.heading,
+            self.text,
+            self.code,
+            self.history,
+        )
 
     @classmethod
     def of(cls, chunk: Chunk) -> "IndexedChunk":
-        return cls.model_validate(
-            {
-                "path": chunk.path,
-                "anchor": chunk.anchor,
-                "pageTitle": chunk.page_title,
-                "heading": chunk.heading,
-                "text": chunk.text,
-                "code": chunk.code,
-            }
-        )
+        fields: dict[str, Any] = {
+            "path": chunk.path,
+            "anchor": chunk.anchor,
+            "pageTitle": chunk.page_title,
+            "heading": chunk.heading,
+            "text": chunk.text,
+            "code": chunk.code,
+        }
+        if chunk.history:
+            fields["history"] = True
+        return cls.model_validate(fields)
 
 
 class SiteIndex(StrictWireModel):

@@ -19,8 +19,9 @@ A question should fetch only what it needs, so the index is split:
   read (reader's words with chunk counts), split by sorted word range too;
 - one *lengths* part: every row's token count (BM25 needs it for any row a
   question's words match);
-- *text* parts: the chunks (titles, text, code) of a range of rows, fetched
-  after ranking for the passages the search keeps and quotes.
+- *text* parts: the chunks (titles, text, code, and a seventh field `true` for a
+  change-log section, `Chunk.history`) of a range of rows, fetched after ranking
+  for the passages the search keeps and quotes (and weighs: the mark is read there).
 
 The manifest's name holds the SHA-256 of its bytes. Each kind's parts are the
 leaves of a hash tree (SHA-256, truncated like the names) whose root the
@@ -333,7 +334,11 @@ def split_index(
         word_firsts.append("" if start == 0 else words[start])
         add(KIND_WORDS, {"words": words[start:end], "counts": counts[start:end]})
 
-    rows = [[c.path, c.anchor, c.page_title, c.heading, c.text, c.code] for c in chunks]
+    # The change-log mark is a seventh field, only when set: unmarked rows keep their bytes.
+    rows: list[list[str | bool | None]] = [
+        [c.path, c.anchor, c.page_title, c.heading, c.text, c.code, *([True] if c.history else [])]
+        for c in chunks
+    ]
     text_rows: list[int] = []
     sizes = [sum(len(str(field)) for field in row) + 16 for row in rows]
     for start, end in _ranges(rows, sizes, TEXT_PART_TARGET_BYTES):
@@ -761,14 +766,15 @@ class StaticSearch:
             return PART_INVALID
         chunks: list[Chunk] = []
         for row in rows:
-            if type(row) is not list or len(row) != 6:
+            marked = type(row) is list and len(row) == 7 and row[6] is True
+            if type(row) is not list or not (len(row) == 6 or marked):
                 return PART_INVALID
-            path, anchor, page_title, heading, text, code = row
+            path, anchor, page_title, heading, text, code = row[:6]
             if not (_str_list([path, page_title, heading, text, code]) and path):
                 return PART_INVALID
             if anchor is not None and type(anchor) is not str:
                 return PART_INVALID
-            chunks.append(Chunk(path, anchor, page_title, heading, text, code))
+            chunks.append(Chunk(path, anchor, page_title, heading, text, code, marked))
         self._index.load_texts(name, first, chunks)
         self._engine.forget()
         return None

@@ -254,10 +254,7 @@ def corpora(root: Path | None, pages: int) -> tuple[list[Corpus], list[str]]:
             continue
         index, corpus_notes = corpus_index(eval_set, root)
         notes.extend(corpus_notes)
-        chunks = [
-            Chunk(p.path, p.anchor, p.page_title, p.heading, p.text, p.code)
-            for p in index.all_passages()
-        ]
+        chunks = index.all_chunks()
         synonyms = site_synonyms() if isinstance(eval_set.corpus, ProjectDocs) else ()
         questions = [question.question for question in eval_set.questions]
         found.append(Corpus(name, chunks, questions, synonyms, path.name))

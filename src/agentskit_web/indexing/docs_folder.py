@@ -19,6 +19,7 @@ from typing import Final, Literal
 
 from markdown_it.token import Token
 
+from ..answering.changelog import is_version_heading
 from ..answering.chunk import Chunk
 from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text, take_attr_list
 from .markdown_dialect import MkDocsSlugger, strip_html, to_commonmark
@@ -227,10 +228,28 @@ def _split_long(parts: list[str]) -> Iterable[str]:
         yield "\n".join(current)
 
 
+def history_marks(sections: Sequence[Section]) -> list[bool]:
+    """For each section, whether it is part of a change log: its own heading or a heading
+    enclosing it is a version number (`changelog.is_version_heading`).
+
+    Keep a Changelog files and Sphinx's CHANGES put a version's text in sub-sections
+    ("Added", "Bugs fixed") whose headings say nothing of a version; only here, where
+    every heading above a section is known, can they be told from the docs."""
+    enclosing: list[tuple[int, bool]] = []  # (level, marked) of the open headings
+    marks: list[bool] = []
+    for section in sections:
+        while enclosing and enclosing[-1][0] >= section.level:
+            enclosing.pop()
+        mark = (bool(enclosing) and enclosing[-1][1]) or is_version_heading(section.heading)
+        enclosing.append((section.level, mark))
+        marks.append(mark)
+    return marks
+
+
 def chunk_page(page: Page, path: str) -> list[Chunk]:
     """The chunks of one parsed page; empty sections are skipped."""
     chunks: list[Chunk] = []
-    for section in page.sections:
+    for section, history in zip(page.sections, history_marks(page.sections), strict=True):
         parts = [part for part in section.parts if part.strip()]
         code = "\n".join(block for block in section.code if block.strip())[:CHUNK_MAX_CHARS]
         if not parts and not code:
@@ -240,7 +259,15 @@ def chunk_page(page: Page, path: str) -> list[Chunk]:
         for number, body in enumerate(bodies):
             # The section's code travels with its first chunk only.
             chunks.append(
-                Chunk(path, section.anchor, page.title, heading, body, code if number == 0 else "")
+                Chunk(
+                    path,
+                    section.anchor,
+                    page.title,
+                    heading,
+                    body,
+                    code if number == 0 else "",
+                    history,
+                )
             )
     return chunks
 
