@@ -38,24 +38,13 @@ from agentskit_web.bench.answers import (
     default_corpora,
     load_eval_set,
     run_ranker,
-    score,
 )
+from agentskit_web.bench.sweep import MEASURES, keep_rule_figures
 
 if os.environ.get("SPLIT", "tuning") != "tuning":
     sys.exit("this experiment reads the tuning halves only")
 
-MEASURES = ("r1", "r3", "mrr", "balanced")
 SHIPPED_WEIGHT = ranking.CHANGELOG_WEIGHT
-
-
-def figures(outcomes):
-    s = score(outcomes)
-    return {
-        "r1": s.recall[1],
-        "r3": s.recall[3],
-        "mrr": s.mrr,
-        "balanced": (s.declined + 1 - s.wrongly_declined) / 2,
-    }
 
 
 def main_sections(question, chunks, asked, *, with_mark):
@@ -111,9 +100,9 @@ def main() -> None:
         ranking.CHANGELOG_WEIGHT = weight  # type: ignore[misc]
         ranking._changelog_sections = sections
         outcomes[label] = {n: run_ranker(index.search, qs) for n, (index, qs) in indexes.items()}
-    base = {n: figures(o) for n, o in outcomes["main"].items()}
+    base = {n: keep_rule_figures(o) for n, o in outcomes["main"].items()}
     for label, outs in outcomes.items():
-        fig = {n: figures(o) for n, o in outs.items()}
+        fig = {n: keep_rule_figures(o) for n, o in outs.items()}
         lower = any(fig[n][m] < base[n][m] - 1e-9 for n in fig for m in MEASURES)
         higher = any(fig[n][m] > base[n][m] + 1e-9 for n in fig for m in MEASURES)
         verdict = "FAILS" if lower else ("passes" if higher else "same")

@@ -26,24 +26,13 @@ from agentskit_web.bench.answers import (
     default_corpora,
     load_eval_set,
     run_ranker,
-    score,
 )
+from agentskit_web.bench.sweep import MEASURES, keep_rule_figures
 
 if os.environ.get("SPLIT", "tuning") != "tuning":
     sys.exit("this sweep reads the tuning halves only")
 
 WEIGHTS = [float(w) for w in os.environ.get("WEIGHTS", "1 0.9 0.8 0.7 0.6 0.5 0.4 0.3").split()]
-MEASURES = ("r1", "r3", "mrr", "balanced")
-
-
-def figures(outcomes):
-    s = score(outcomes)
-    return {
-        "r1": s.recall[1],
-        "r3": s.recall[3],
-        "mrr": s.mrr,
-        "balanced": (s.declined + 1 - s.wrongly_declined) / 2,
-    }
 
 
 def own_heading_only(index):
@@ -86,11 +75,11 @@ def main() -> None:
             f"{on_pages} sections on {len(pages)} such pages {sorted(pages)}"
         )
     base = run(indexes, 1.0, True)
-    base_fig = {n: figures(o) for n, o in base.items()}
+    base_fig = {n: keep_rule_figures(o) for n, o in base.items()}
     for spread in (False, True):
         for weight in WEIGHTS:
             outs = run(indexes, weight, spread)
-            fig = {n: figures(o) for n, o in outs.items()}
+            fig = {n: keep_rule_figures(o) for n, o in outs.items()}
             lower = any(fig[n][m] < base_fig[n][m] - 1e-9 for n in fig for m in MEASURES)
             higher = any(fig[n][m] > base_fig[n][m] + 1e-9 for n in fig for m in MEASURES)
             verdict = "FAILS" if lower else ("passes" if higher else "no change")

@@ -69,7 +69,7 @@ def chunk_text(p: Passage) -> str:
 
 def figures(outcomes, base=None):
     s = score(outcomes)
-    bal = (s.declined + 1 - s.wrongly_declined) / 2
+    bal = s.balanced
     agree = 1.0
     if base is not None:
         agree = sum(o.sections[:3] == b.sections[:3] for o, b in zip(outcomes, base, strict=True))

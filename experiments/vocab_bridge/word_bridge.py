@@ -53,7 +53,7 @@ def model():
 
 def figures(outcomes):
     s = score(outcomes)
-    bal = (s.declined + 1 - s.wrongly_declined) / 2
+    bal = s.balanced
     return (s.recall[1], s.recall[3], s.mrr, bal, s.declined, s.wrongly_declined)
 
 

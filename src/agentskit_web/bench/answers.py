@@ -224,6 +224,12 @@ class Scores:
     p50_ms: float = 0.0
     p90_ms: float = 0.0
 
+    @property
+    def balanced(self) -> float:
+        """The decline's balanced accuracy, (unanswerable declined + answerable kept) / 2:
+        the keep rule's decline measure (docs/design/answer-eval.md)."""
+        return (self.declined + 1 - self.wrongly_declined) / 2
+
 
 def _mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else float("nan")

@@ -23,6 +23,7 @@ from ..answering import ranking
 from .answers import (
     EVAL_FILES,
     EvalQuestion,
+    Outcome,
     corpus_index,
     default_corpora,
     load_eval_set,
@@ -41,13 +42,17 @@ GRID: Final = {
 MEASURES: Final = ("r1", "r3", "mrr", "balanced")
 
 
+def keep_rule_figures(outcomes: Sequence[Outcome]) -> dict[str, float]:
+    """The keep rule's measures (MEASURES) over one ranker's outcomes."""
+    s = score(outcomes)
+    return {"r1": s.recall[1], "r3": s.recall[3], "mrr": s.mrr, "balanced": s.balanced}
+
+
 def tuning_figures(
     index: ranking.SearchIndex, questions: Sequence[EvalQuestion]
 ) -> dict[str, float]:
     """R@1, R@3, MRR and the decline's balanced accuracy over the given questions."""
-    s = score(run_ranker(index.search, questions))
-    balanced = (s.declined + 1 - s.wrongly_declined) / 2
-    return {"r1": s.recall[1], "r3": s.recall[3], "mrr": s.mrr, "balanced": balanced}
+    return keep_rule_figures(run_ranker(index.search, questions))
 
 
 def setting_figures(
