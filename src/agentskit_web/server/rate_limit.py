@@ -78,13 +78,15 @@ def client_rate_key(host: str | None) -> str:
     """The rate-limit key of a peer address: `ip:<IPv4>` or `ip6:<IPv6 /64 network>`.
 
     An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`, what a dual-stack socket
-    reports for an IPv4 peer) is keyed as that IPv4 address. Anything that is
-    not an IP address (a Unix socket, no address at all) keeps its text.
+    reports for an IPv4 peer) is keyed as that IPv4 address; an IPv6 zone id
+    (`fe80::1%eth0`) drops out with the host bits, so a link-local peer is one client on
+    every interface. Anything that is not an IP address (a Unix socket, no address at
+    all) keeps its text.
     """
     if not host:
         return "ip:unknown"
     try:
-        address = ipaddress.ip_address(host.split("%", 1)[0])  # drop an IPv6 zone id
+        address = ipaddress.ip_address(host)
     except ValueError:
         return f"ip:{host}"
     if isinstance(address, ipaddress.IPv6Address):
