@@ -33,11 +33,9 @@ from agentskit_web.answering.inverted_index import InvertedIndex
 from agentskit_web.answering.ranking import SearchIndex
 from agentskit_web.answering.text_terms import terms_of
 from agentskit_web.bench.answers import (
-    EVAL_FILES,
-    corpus_index,
     default_corpora,
-    load_eval_set,
     run_ranker,
+    split_indexes,
 )
 from agentskit_web.bench.sweep import MEASURES, keep_rule_figures
 
@@ -63,19 +61,9 @@ def main_sections(question, chunks, asked, *, with_mark):
 SHIPPED_SECTIONS = ranking._changelog_sections
 
 
-def first_right(outcome):
-    for rank, section in enumerate(outcome.sections, 1):
-        if section in outcome.question.expected:
-            return rank
-    return None
-
-
 def main() -> None:
     marked, unmarked = {}, {}
-    for name, path in EVAL_FILES.items():
-        eval_set = load_eval_set(path)
-        index, _ = corpus_index(eval_set, default_corpora())
-        qs = [q for q in eval_set.questions if q.split == "tuning"]
+    for name, (index, qs) in split_indexes("tuning", default_corpora()).items():
         chunks = index.all_chunks()
         marked[name] = (index, qs)
         plain = [dataclasses.replace(c, history=False) for c in chunks]
@@ -114,7 +102,7 @@ def main() -> None:
                 if b.sections != o.sections:
                     print(
                         f"    moved {n}: {o.question.question!r} "
-                        f"first right {first_right(b)} -> {first_right(o)}"
+                        f"first right {b.first_right_rank()} -> {o.first_right_rank()}"
                     )
                     if os.environ.get("DIFFS"):
                         print(f"        main: {b.sections}\n        this: {o.sections}")

@@ -21,11 +21,9 @@ from agentskit_web.answering.changelog import is_version_heading
 from agentskit_web.answering.inverted_index import InvertedIndex
 from agentskit_web.answering.ranking import SearchIndex
 from agentskit_web.bench.answers import (
-    EVAL_FILES,
-    corpus_index,
     default_corpora,
-    load_eval_set,
     run_ranker,
+    split_indexes,
 )
 from agentskit_web.bench.sweep import MEASURES, keep_rule_figures
 
@@ -52,19 +50,9 @@ def run(indexes, weight, spread):
     return {n: run_ranker(pair[spread].search, qs) for n, (pair, qs) in indexes.items()}
 
 
-def first_right(outcome):
-    for rank, section in enumerate(outcome.sections, 1):
-        if section in outcome.question.expected:
-            return rank
-    return None
-
-
 def main() -> None:
     indexes = {}
-    for name, path in EVAL_FILES.items():
-        eval_set = load_eval_set(path)
-        index, _ = corpus_index(eval_set, default_corpora())
-        qs = [q for q in eval_set.questions if q.split == "tuning"]
+    for name, (index, qs) in split_indexes("tuning", default_corpora()).items():
         indexes[name] = ({False: own_heading_only(index), True: index}, qs)
         passages = index.all_passages()
         versions = [p for p in passages if p.anchor and is_version_heading(p.heading)]
@@ -86,7 +74,7 @@ def main() -> None:
             cells = "  ".join(f"{n} " + "/".join(f"{fig[n][m]:.3f}" for m in MEASURES) for n in fig)
             moved = {
                 n: [
-                    (o.question.question[:60], first_right(b), first_right(o))
+                    (o.question.question[:60], b.first_right_rank(), o.first_right_rank())
                     for b, o in zip(base[n], outs[n], strict=True)
                     if b.sections != o.sections
                 ]

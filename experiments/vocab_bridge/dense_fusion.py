@@ -22,13 +22,11 @@ import numpy as np
 from agentskit_web.answering import ranking
 from agentskit_web.answering.chunk import Passage
 from agentskit_web.bench.answers import (
-    EVAL_FILES,
-    corpus_index,
     default_corpora,
-    load_eval_set,
     run_ranker,
     score,
     section_key,
+    split_indexes,
 )
 
 SPLIT = os.environ.get("SPLIT", "tuning")
@@ -89,10 +87,7 @@ def main() -> int:
         f"# one question encoded in {(time.perf_counter() - t) / 6 * 1000:.1f} ms", file=sys.stderr
     )
     rows = []
-    for name, path in EVAL_FILES.items():
-        eval_set = load_eval_set(path)
-        index, _ = corpus_index(eval_set, default_corpora())
-        questions = [q for q in eval_set.questions if q.split == SPLIT]
+    for name, (index, questions) in split_indexes(SPLIT, default_corpora()).items():
         passages = index.all_passages()
         keys = [section_key(p) for p in passages]
         first_of: dict[str, Passage] = {}

@@ -25,12 +25,10 @@ import numpy as np
 from agentskit_web.answering.ranking import SearchIndex
 from agentskit_web.answering.text_terms import STOPWORDS
 from agentskit_web.bench.answers import (
-    EVAL_FILES,
-    corpus_index,
     default_corpora,
-    load_eval_set,
     run_ranker,
     score,
+    split_indexes,
 )
 from agentskit_web.server.retrieval import index_folder  # noqa: F401  (same chunks as bench)
 
@@ -60,10 +58,7 @@ def main() -> int:
     print(f"# {len(words)} list words embedded in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     settings = list(itertools.product((3, 5, 10), (0.3, 0.35, 0.45, 0.55)))
     results: dict[object, dict[str, tuple]] = {s: {} for s in [None, *settings]}
-    for name, path_ in EVAL_FILES.items():
-        eval_set = load_eval_set(path_)
-        index, _ = corpus_index(eval_set, default_corpora())
-        questions = [q for q in eval_set.questions if q.split == SPLIT]
+    for name, (index, questions) in split_indexes(SPLIT, default_corpora()).items():
         results[None][name] = figures(run_ranker(index.search, questions))
         chunks = [index.index.chunk(r) for r in range(index.size)]
         known = index.vocabulary.counts

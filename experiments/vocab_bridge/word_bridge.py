@@ -25,12 +25,10 @@ from agentskit_web.answering.query_terms import question_words
 from agentskit_web.answering.ranking import QUERY_MAX_TERMS
 from agentskit_web.answering.text_terms import STOPWORDS
 from agentskit_web.bench.answers import (
-    EVAL_FILES,
-    corpus_index,
     default_corpora,
-    load_eval_set,
     run_ranker,
     score,
+    split_indexes,
 )
 
 SPLIT = os.environ.get("SPLIT", "tuning")
@@ -65,10 +63,7 @@ def main() -> int:
     ]
     results: dict[object, dict[str, tuple]] = {s: {} for s in settings}
     examples: dict[str, list[str]] = {}
-    for name, path in EVAL_FILES.items():
-        eval_set = load_eval_set(path)
-        index, _ = corpus_index(eval_set, default_corpora())
-        questions = [q for q in eval_set.questions if q.split == SPLIT]
+    for name, (index, questions) in split_indexes(SPLIT, default_corpora()).items():
         vocab = [
             w
             for w, c in index.vocabulary.counts.items()

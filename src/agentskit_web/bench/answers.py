@@ -198,11 +198,16 @@ class Outcome:
             return found / min(len(expected), k)
         return 1.0 if found else 0.0
 
-    def reciprocal_rank(self) -> float:
+    def first_right_rank(self) -> int | None:
+        """The rank (from 1) of the first expected section, None when none is ranked."""
         for rank, section in enumerate(self.sections, start=1):
             if section in self.question.expected:
-                return 1.0 / rank
-        return 0.0
+                return rank
+        return None
+
+    def reciprocal_rank(self) -> float:
+        rank = self.first_right_rank()
+        return 0.0 if rank is None else 1.0 / rank
 
     @property
     def quote_on_target(self) -> bool:
@@ -377,6 +382,19 @@ def run_eval(
     outcomes = {n: run_ranker(r, eval_set.questions) for n, r in rankers.items()}
     scores = {n: split_scores(found) for n, found in outcomes.items()}
     return EvalResult(scores, outcomes, index.size, name, notes)
+
+
+def split_indexes(
+    split: Split, corpora: Path | None
+) -> dict[str, tuple[SearchIndex, list[EvalQuestion]]]:
+    """Each eval's index and its questions of one split: what a weight sweep or a retrieval
+    experiment ranks (on the tuning split while choosing, held-out once at the end)."""
+    indexes = {}
+    for name, path in EVAL_FILES.items():
+        eval_set = load_eval_set(path)
+        index, _ = corpus_index(eval_set, corpora)
+        indexes[name] = (index, [q for q in eval_set.questions if q.split == split])
+    return indexes
 
 
 def default_corpora(root: Path = PROJECT_ROOT) -> Path | None:

@@ -21,14 +21,12 @@ from typing import Final
 
 from ..answering import ranking
 from .answers import (
-    EVAL_FILES,
     EvalQuestion,
     Outcome,
-    corpus_index,
     default_corpora,
-    load_eval_set,
     run_ranker,
     score,
+    split_indexes,
 )
 
 GRID: Final = {
@@ -75,11 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpora", type=Path, default=default_corpora())
     parser.add_argument("--json", type=Path, default=None, help="also write every setting here")
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    indexes = {}
-    for name, path in EVAL_FILES.items():
-        eval_set = load_eval_set(path)
-        index, _ = corpus_index(eval_set, args.corpora)
-        indexes[name] = (index, [q for q in eval_set.questions if q.split == "tuning"])
+    indexes = split_indexes("tuning", args.corpora)
     shipped = setting_figures(indexes, ranking.FIELD_WEIGHTS, ranking.BM25_K1, ranking.BM25_B)
     rows = []
     for b, k1, title, heading, code in itertools.product(*GRID.values()):
