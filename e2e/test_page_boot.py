@@ -78,6 +78,12 @@ def test_a_question_asked_while_booting_is_kept_and_sent_when_ready(
     )
     assert re.search(r"\d+\.\d of \d+\.\d MB", status.inner_text()), "progress counts bytes"
 
+    # Progress counts every runtime file, so it can move before the wasm is asked for;
+    # the held route is seen once Playwright dispatches it (it does so while waiting).
+    for _ in range(300):
+        if held:
+            break
+        page.wait_for_timeout(100)
     assert held, "the wasm request was made"
     holding[0] = False
     for route in held:
