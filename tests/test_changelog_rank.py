@@ -29,6 +29,7 @@ MKDOCS_HEADINGS = [  # as MkDocs (Material) change logs write them, permalink si
     "1.2.0 — March 2024",
     "1.2.0 - 2024-03-05",
     "[1.0.0] - 2017-06-20",
+    "[Unreleased]",
     "2.0.0-beta2 (2024-01-01)",
 ]
 SPHINX_HEADINGS = [  # Sphinx's own CHANGES, towncrier's default title, "Version x (date)"
@@ -51,6 +52,8 @@ NOT_VERSIONS = [  # sections of ordinary docs, and a change log's sub-sections b
     "Step 2",
     "Version",
     "1.2.3.4 addresses",
+    "Unreleased",
+    "Unreleased features",
 ]
 
 
@@ -256,6 +259,12 @@ KEEP_A_CHANGELOG = """# Changelog
 
 All notable changes to this project are documented in this file.
 
+## [Unreleased]
+
+### Removed
+
+- Serving a folder no longer lists hidden files.
+
 ## [1.2.0] - 2024-03-05
 
 ### Added
@@ -317,6 +326,7 @@ def marks(markdown: str) -> dict[str, bool]:
 def test_every_section_under_a_version_heading_is_marked_and_only_those() -> None:
     assert marks(KEEP_A_CHANGELOG) == {
         "Changelog": False,
+        "Removed": True,  # under "[Unreleased]", the entry for the next version
         "Added": True,
         "Fixed": True,
         "Changed": True,
@@ -358,7 +368,7 @@ SPHINX_SUB_SECTIONS = {  # Sphinx's own CHANGES style, and the same docs page
 @pytest.mark.parametrize(
     ("generator", "pages", "log", "entries"),
     [
-        ("mkdocs", MKDOCS_SUB_SECTIONS, "/changelog/", {"Added", "Fixed", "Changed"}),
+        ("mkdocs", MKDOCS_SUB_SECTIONS, "/changelog/", {"Removed", "Added", "Fixed", "Changed"}),
         ("sphinx", SPHINX_SUB_SECTIONS, "/changes.html", {"Features added", "Bugs fixed"}),
     ],
 )

@@ -29,12 +29,16 @@ _DATED: Final = r"(?:\s*\(.*\d{4}.*\)|\s*[-–—:,]\s*.*\d{4}.*|\s+\d{4}-\d{2}-
 """The same with a year in it, required after a project's name."""
 VERSION_HEADING: Final = re.compile(
     rf"\s*(?:(?:version|release|v)\s*)?{_VERSION}{_NOTE}?\s*"  # 0.37.2, Version 1.2 (...)
-    rf"|\s*[\w.-]+\s+{_VERSION}{_DATED}\s*",  # towncrier's "attrs 23.2.0 (2023-12-31)"
+    rf"|\s*[\w.-]+\s+{_VERSION}{_DATED}\s*"  # towncrier's "attrs 23.2.0 (2023-12-31)"
+    r"|\s*\[unreleased\]\s*",  # Keep a Changelog's entry for the next version
     re.IGNORECASE,
 )
 """A heading that is a version number: alone, after "version", "release" or "v", or after
-one word (a project's name) when a dated note follows. A number in a section's name
-("Python 3.12 support", "Python 3.12", "Python 3.12 (or later)") is not one."""
+one word (a project's name) when a dated note follows; or Keep a Changelog's
+"[Unreleased]", the entry its format keeps above the versions for changes not yet
+released (in brackets only: a plain "Unreleased" heading could be a feature's state). A
+number in a section's name ("Python 3.12 support", "Python 3.12", "Python 3.12 (or
+later)") is not one."""
 
 QUESTION_VERSION: Final = re.compile(r"\bv?\d+\.\d+(?:\.\d+)*\b", re.IGNORECASE)
 """A version number in a question ("what changed in 0.30", "since v2.1")."""
