@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from agentskit_web.answering.decline import CLOSEST_MESSAGE
 from agentskit_web.answering.static_index import StaticSearch
 from agentskit_web.testing import AskWidget
 from e2e_support import BackgroundServer, Watch, wait_for_state
@@ -41,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SITES = ROOT / "fixtures" / "sites"
 DOCS = SITES / "docs"
 QUESTION = "How long does the lantern take to charge the battery?"
+NEAR_MISS = "Will a solar panel charge the battery?"
+"""Shares "charge" and "battery" with the charging page, which does not answer it."""
 ANCHOR = "charge-the-battery"
 STATIC_NOTE = "Answered in your browser from this site's pages."
 FALLBACK_NOTE = (
@@ -282,6 +285,27 @@ def test_a_static_site_answers_in_the_page_with_sources_that_resolve(
     for href in hrefs:
         assert href.startswith(server.url + "/"), href
         assert_link_resolves(page, href)
+
+
+@pytest.mark.parametrize("host", STATIC, indirect=True, ids=["mkdocs", "sphinx"])
+def test_a_near_miss_says_so_and_shows_the_closest_sections_that_resolve(
+    page: Page, host: Host, server: BackgroundServer
+) -> None:
+    generator = "mkdocs" if (host.root / "sitemap.xml").exists() else "sphinx"
+    page.goto(server.url + "/")
+    widget = AskWidget(page).open()
+    widget.ask(NEAR_MISS)
+    assert widget.wait_answer() == "complete"
+    assert widget.answer_text.strip() == CLOSEST_MESSAGE
+    answer = page.locator("agentskit-ask .ak-assistant").last
+    expect(answer.locator(".ak-message-notfound")).to_have_count(0)
+    expect(answer.locator("blockquote")).to_have_count(0)  # nothing is quoted
+    hrefs = source_hrefs(page)
+    top = urlsplit(hrefs[0])
+    assert top.path == page_path(generator, "guide/setup/charging.md") and top.fragment == ANCHOR
+    for href in hrefs:
+        assert_link_resolves(page, href)
+    assert host.posts == []
 
 
 @pytest.mark.parametrize("host", [("mkdocs", None)], indirect=True, ids=["mkdocs"])

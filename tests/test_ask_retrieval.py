@@ -284,8 +284,8 @@ def test_index_retriever_is_async(tmp_path: Path) -> None:
     index = index_folder(write_docs(tmp_path / "docs"))
     retriever = IndexRetriever(index)
     found = asyncio.run(retriever.retrieve("pip", 2))
-    assert len(found) == 2
-    assert list(found) == index.search("pip", 2)
+    assert found.grounded and len(found.passages) == 2
+    assert found.answered == index.search("pip", 2)
 
 
 def test_the_project_docs_index_and_answer_their_own_questions() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentskit_web.answering.chunk import Chunk, Passage
+from agentskit_web.answering.chunk import Chunk, Found, Passage
 from agentskit_web.answering.decline import NOT_FOUND_MESSAGE
 from agentskit_web.answering.extractive import split_deltas
 from agentskit_web.answering.site_index import SiteIndex
@@ -115,10 +115,10 @@ class FakeEngine:
         self.loaded[name] = pages
         return None
 
-    def search(self, question: str, limit: int) -> list[Passage]:
+    def find(self, question: str, limit: int) -> Found:
         words = {w.strip("?.,").lower() for w in question.split()}
         found = [PAGES[p] for pages in self.loaded.values() for p in pages if p in words]
-        return found[:limit]
+        return Found(tuple(found[:limit]), grounded=True)
 
 
 def compose(question: str, passages: Sequence[Passage]) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import agentskit_web.answering.static_index as static_index
-from agentskit_web.answering.chunk import Chunk
+from agentskit_web.answering.chunk import Chunk, Found
 from agentskit_web.answering.ranking import SearchIndex
 from agentskit_web.answering.site_index import SiteIndex
 from agentskit_web.answering.static_index import (
@@ -399,21 +399,23 @@ def test_the_parts_per_manifest_bound(our_docs: tuple, monkeypatch: pytest.Monke
 
 
 def test_search_after_parts_for_found_everything_does_not_search_again(our_docs: tuple) -> None:
-    """In the page a question is searched once per round; the final `search` reuses the
-    last round's result, and only while no part was added since and for the same question."""
+    """In the page a question is searched once per round; the final `search` (or `find`)
+    reuses the last round's result, and only while no part was added since and for the
+    same question."""
     _, files, full = our_docs
     search = StaticSearch(files.manifest)
     question = load_eval_set().questions[0].question
     fetch_all(search, files, question)
     engine = search._engine
     runs: list[str] = []
-    original = engine.search
+    original = engine.find
 
-    def counted(text: str, limit: int) -> list:
+    def counted(text: str, limit: int) -> Found:
         runs.append(text)
         return original(text, limit)
 
-    engine.search = counted  # type: ignore[method-assign]
+    engine.find = counted  # type: ignore[method-assign]
+    assert search.find(question, LIMIT) == full.find(question, LIMIT)
     assert search.search(question, LIMIT) == full.search(question, LIMIT)
     assert runs == []  # the result of the last parts_for
     assert search.search(question, LIMIT - 1) == full.search(question, LIMIT - 1)

@@ -12,6 +12,8 @@ import pytest
 
 from _ask_helpers import ScriptedGenerator, ScriptedRetriever, site, write_docs
 from _ask_helpers import turn_submit as submit
+from agentskit_web.answering.chunk import Found
+from agentskit_web.answering.decline import CLOSEST_MESSAGE
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.protocol import decode_assistant_content, decode_turn_event
 from agentskit_web.protocol.turn import SnapshotTurnEvent
@@ -616,6 +618,28 @@ def test_no_grounded_sources_completes_with_the_fixed_notice(tmp_path: Path) -> 
     final = snapshots(run(go()))[-1]
     assert final.payload.status == "complete"
     assert "No passage of the documentation matches" in answer_parts(final)[0]
+
+
+def test_a_near_miss_completes_with_its_notice_and_the_closest_sections(tmp_path: Path) -> None:
+    passage = ScriptedRetriever().passages[0]
+
+    class Closest(ScriptedRetriever):
+        async def retrieve(self, question: str, limit: int) -> Found:  # type: ignore[override]
+            return Found((passage,), grounded=False)
+
+    generator = ScriptedGenerator(("Made ", "up."))
+    app = make_app(tmp_path, retriever=Closest(), generator=generator, snapshot_interval=0)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(sid(), "t1", "solar panel?"))
+
+    final = snapshots(run(go()))[-1]
+    assert final.payload.status == "complete"
+    text, frames = answer_parts(final)
+    assert text == CLOSEST_MESSAGE
+    assert [f["componentKey"] for f in frames] == ["source-list"]
+    assert generator.requests == [], "no generator is handed passages that do not answer"
 
 
 def test_turn_path_option_and_demo_route(tmp_path: Path) -> None:

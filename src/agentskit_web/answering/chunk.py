@@ -1,8 +1,9 @@
 """The indexed unit of a docs site and the retrieved one: the contract between indexing and search.
 
 `indexing/` turns what a generator built (or a folder of Markdown) into
-`Chunk`s; the search in this package ranks them and returns `Passage`s; the
-Ask app turns a passage into a cited source. A chunk carries everything a
+`Chunk`s; the search in this package ranks them and returns `Passage`s (in a
+`Found`, which says whether they answer the question); the Ask app turns a
+passage into a cited source. A chunk carries everything a
 citation needs, as the reader will see it:
 
 - `path`: the page's URL path as published (`/tutorial/cors/`, `/api.html`,
@@ -55,3 +56,18 @@ class Passage:
         if self.heading and self.heading != self.page_title:
             title = f"{self.page_title} › {self.heading}"
         return title[:SOURCE_TITLE_MAX_CHARS].strip() or self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What a search found for a question: the passages that answer it (`grounded`), or,
+    for a near miss (`decline.verdict` "closest"), the closest ones, which no answer may
+    quote; no passages at all when it is declined outright."""
+
+    passages: tuple[Passage, ...] = ()
+    grounded: bool = False
+
+    @property
+    def answered(self) -> list[Passage]:
+        """The passages an answer may quote: none unless grounded."""
+        return list(self.passages) if self.grounded else []

@@ -1,6 +1,6 @@
 """When a question is declined: too little of it is in the best passages.
 
-Two tests, both over the best passages (one per part of the question):
+The tests below run over the best passages (one per part of the question):
 
 - coverage: the share of the question's words, weighted by how rare each is
   in the docs (IDF), that those passages hold must reach NOT_FOUND_COVERAGE;
@@ -14,12 +14,22 @@ Two tests, both over the best passages (one per part of the question):
 The coverage *terms* are the question's units of meaning: single words of
 COVERAGE_MIN_CHARS or more, and a hyphenated compound ("fine-tune") as one
 unit found only where the docs use the compound.
+
+A question declined by coverage alone, whose best passages still hold at least
+CLOSEST_MIN_COVERAGE of it, is a near miss (`verdict` "closest"): the reader is
+told plainly that no section answers it and is shown the closest sections,
+instead of nothing. Readers ask in their own words, and on docs nobody here
+wrote the coverage of answerable and unanswerable questions overlaps widely
+(docs/design/answer-eval.md): a hard decline there leaves a reader who asked
+an answerable question with nothing, where the closest sections often hold
+the answer. A named thing the docs never use, a word in passing, or a
+coverage below that floor is still declined outright.
 """
 
 import math
 import re
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import Final, Literal
 
 from .inverted_index import Hits, Phrase
 from .query_terms import TermGroup
@@ -31,6 +41,16 @@ NOT_FOUND_MESSAGE: Final = (
 )
 """What a reader is told when a question is declined, by the backend and by the page alike
 (ASK_NO_GROUNDED_SOURCES): the same decline says the same thing wherever it runs."""
+
+CLOSEST_MESSAGE: Final = (
+    "No section of the documentation answers this directly. These sections come closest:"
+)
+"""The whole answer text to a near miss (`verdict` "closest"), above its sources, by the
+backend and by the page alike: no quote, since no passage was found to answer."""
+
+Verdict = Literal["answered", "closest", "declined"]
+"""What the decline test makes of a question: answered from its best passages, a near miss
+shown with the closest sections, or declined outright."""
 
 NOT_FOUND_COVERAGE: Final = 0.39
 """The best passages (COVERAGE_PASSAGES_PER_PART per part of the question) must hold at
@@ -51,6 +71,20 @@ came in, swept again on the same tuning halves. The gap is
 narrow: on the tuning halves the coverage of answerable and unanswerable questions
 overlaps widely on the two real corpora (see docs/design/answer-eval.md, "Calibrating
 the decline on three corpora")."""
+
+CLOSEST_MIN_COVERAGE: Final = 0.18
+"""A question declined by coverage alone is a near miss, shown with its closest sections,
+when its best passages hold at least this share of it (IDF-weighted, as
+NOT_FOUND_COVERAGE); below it, they share too little with the question to be worth a
+reader's click, and it is declined outright.
+
+Chosen on the tuning halves of the three evals together, never on the held-out halves:
+among the questions declined by coverage, the lowest coverage of one whose closest three
+sections hold a right one is 0.188 (Starlette); below it, the highest is 0.167 (an
+answerable Starlette question whose closest sections all miss), then 0.161 and 0.075
+(two unanswerable ones); 0.18 lies in that gap. The eval prints how many answerable
+questions get a near miss holding a right section and how many unanswerable ones get a
+near miss at all (`python -m agentskit_web.bench answers`)."""
 
 COVERAGE_PASSAGES_PER_PART: Final = 1
 """Coverage counts a word found in any of the best (this many x the question's parts,
@@ -227,18 +261,21 @@ def unknown_name(
     return False
 
 
-def declined(
+def verdict(
     terms: Sequence[CoverageTerm],
     top: Sequence[int],
     hits_of: Callable[[Phrase], Hits],
     size: int,
     names: frozenset[str] = frozenset(),
-) -> bool:
+) -> Verdict:
     """The decline test over the best rows `top` (see the module doc); `names` are the
     question's `named_words`."""
     if unknown_name(terms, names, hits_of):
-        return True
+        return "declined"
     weights = term_weights(terms, top, hits_of, size)
-    return in_passing(terms, weights, top, hits_of) or (
-        coverage(weights, set(top)) < NOT_FOUND_COVERAGE
-    )
+    if in_passing(terms, weights, top, hits_of):
+        return "declined"
+    share = coverage(weights, set(top))
+    if share >= NOT_FOUND_COVERAGE:
+        return "answered"
+    return "closest" if share >= CLOSEST_MIN_COVERAGE else "declined"

@@ -12,7 +12,8 @@ field weights over the expanded question (`query_terms`), then our own rules:
 - one passage per section, no near-duplicates (`distinct`), nothing far
   below the best (RELATIVE_SCORE_FLOOR);
 - a question of two parts is searched part by part too (`question_split`);
-- a question its best passages hold too little of is declined (`decline`).
+- a question its best passages hold too little of is declined (`decline`), or,
+  for a near miss, its closest passages come back marked as not answering it.
 """
 
 import math
@@ -20,13 +21,14 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from .changelog import asks_about_versions
-from .chunk import Chunk, Passage
+from .chunk import Chunk, Found, Passage
 from .decline import (
     COVERAGE_PASSAGES_PER_PART,
+    Verdict,
     coverage_terms,
-    declined,
     name_phrases,
     named_words,
+    verdict,
 )
 from .distinct import distinct_passages, word_set
 from .inverted_index import FIELD_COUNT, Hits, InvertedIndex, Phrase
@@ -241,27 +243,34 @@ class SearchIndex:
     # ---- the search
 
     def search(self, question: str, limit: int) -> list[Passage]:
-        """The best `limit` distinct passages for a question, best first; [] means not answered.
+        """The best `limit` distinct passages for a question, best first; [] means not
+        answered: declined, or a near miss (whose closest passages `find` gives)."""
+        return self.find(question, limit).answered
+
+    def find(self, question: str, limit: int) -> Found:
+        """The best `limit` distinct passages for a question, best first, and whether they
+        answer it.
 
         BM25 over the expanded question picks candidates; each score is then
         weighed down for a page's top section (`PAGE_TOP_WEIGHT`) and up for a
         heading the question names. One passage per section is kept and none that
-        nearly repeats a better one; passages far below the best are dropped;
-        and nothing at all is returned when the best passage (one per part of
-        the question) holds too little of the question (`decline`). A question
-        of two parts is also searched part by part (`question_split`).
+        nearly repeats a better one; passages far below the best are dropped.
+        When the best passage (one per part of the question) holds too little of
+        the question (`decline`), nothing is returned, or, for a near miss, the
+        passages come back not grounded. A question of two parts is also searched
+        part by part (`question_split`).
         """
         if limit < 1:
-            return []
+            return Found()
         split = split_question(question)
-        whole = self._ranked(question, limit, COVERAGE_PASSAGES_PER_PART * len(split))
+        whole, judged = self._ranked(question, limit, COVERAGE_PASSAGES_PER_PART * len(split))
         if not whole:
-            return []
+            return Found()
         parts = [part for part in split if part != question]
-        if not parts:
-            return self._kept(whole, limit)
-        lists = [whole] + [self._ranked(part, limit, coverage_depth=None) for part in parts]
-        return self._kept(merged(lists), limit)
+        if parts:
+            lists = [whole] + [self._ranked(part, limit, coverage_depth=None)[0] for part in parts]
+            whole = list(merged(lists))
+        return Found(tuple(self._kept(whole, limit)), grounded=judged == "answered")
 
     def _kept(self, ranked: Iterable[Passage], limit: int) -> list[Passage]:
         """Distinct passages, best first, without those far below the best."""
@@ -271,14 +280,16 @@ class SearchIndex:
             found = [passage for passage in found if passage.score >= floor]
         return found
 
-    def _ranked(self, question: str, limit: int, coverage_depth: int | None) -> list[Passage]:
-        """Candidate passages for a question, reweighed and sorted, best first ([] when the
-        question has nothing searchable, or, with a `coverage_depth`, when its best that
-        many passages hold too little of it)."""
+    def _ranked(
+        self, question: str, limit: int, coverage_depth: int | None
+    ) -> tuple[list[Passage], Verdict]:
+        """Candidate passages for a question, reweighed and sorted, best first, with the
+        decline test's verdict over its best `coverage_depth` rows ("answered" without a
+        depth); no passages when the question has nothing searchable or is declined."""
         groups = self.groups(question)
         phrases = query_phrases(groups)
         if not phrases:
-            return []
+            return [], "declined"
         terms = coverage_terms(question, groups) if coverage_depth is not None else []
         names = named_words(question) if terms else frozenset()
         for _, term_phrases in terms:
@@ -290,10 +301,11 @@ class SearchIndex:
         self.index.checkpoint()
         rows = best_rows(scores, max(limit * CANDIDATES_PER_RESULT, CANDIDATES_MIN_ROWS))
         top = rows[: coverage_depth or 0]  # BM25's own best
-        if not rows or (
-            coverage_depth is not None and declined(terms, top, self.hits, self.size, names)
-        ):
-            return []
+        judged: Verdict = "answered"
+        if rows and coverage_depth is not None:
+            judged = verdict(terms, top, self.hits, self.size, names)
+        if not rows or judged == "declined":
+            return [], "declined"
         asked = terms_of(question) | {
             light_stem(word)
             for group in groups
@@ -308,7 +320,7 @@ class SearchIndex:
             _weighed(chunk, scores[row], asked, CHANGELOG_WEIGHT if old else 1.0)
             for row, chunk, old in zip(rows, chunks, history, strict=True)
         ]
-        return sorted(weighed, key=lambda p: -p.score)
+        return sorted(weighed, key=lambda p: -p.score), judged
 
     def _scores(
         self,

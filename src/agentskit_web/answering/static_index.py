@@ -41,15 +41,16 @@ Fetching, in rounds (the page fetches each round's parts in parallel):
     while names := search.parts_for(question, limit):
         for name in names:
             search.add_part(name, fetched(name))
-    passages = search.search(question, limit)
+    found = search.find(question, limit)   # passages, and whether they answer it
 
 The first round names the term, word and lengths parts of the question's
 words; the second (once they are added) the text parts of the passages the
 search ranks, and rarely a third (a repaired typo's parts, or the text parts
 of a two-part question's second part). `parts_for` runs the search itself
 over what is loaded and lists what it read but did not have, so what it asks
-for is exactly what `search` reads, and `search` then gives what
-`SearchIndex.search` gives over the whole index.
+for is exactly what `find` reads, and `find` then gives what `SearchIndex.find`
+gives over the whole index (a near miss's closest passages included, so their
+text parts are fetched too).
 """
 
 import bisect
@@ -63,7 +64,7 @@ from typing import Any, Final
 
 from ..protocol.diagnostics import DecodeResult, Diagnostic
 from ..protocol.wire_json import nesting_depth_exceeds, parse_json
-from .chunk import Chunk, Passage
+from .chunk import Chunk, Found, Passage
 from .inverted_index import FIELD_COUNT, Count, Entry, InvertedIndex
 from .query_terms import LAST_CHAR, Vocabulary, normalise_synonyms
 from .ranking import SearchIndex
@@ -658,9 +659,9 @@ class StaticSearch:
             PartialVocabulary(self._index),
             normalise_synonyms(self.manifest.synonyms),
         )
-        self._answered: tuple[tuple[str, int], tuple[Passage, ...]] | None = None
-        """The last search that had every part it read: `search` after a `parts_for`
-        that returned [] gives it without searching again (a second search in the page)."""
+        self._answered: tuple[tuple[str, int], Found] | None = None
+        """The last search that had every part it read: `find` after a `parts_for` that
+        returned [] gives it without searching again (a second search in the page)."""
 
     @property
     def loaded(self) -> frozenset[str]:
@@ -668,9 +669,9 @@ class StaticSearch:
 
     def parts_for(self, question: str, limit: int = STATIC_DEFAULT_LIMIT) -> list[str]:
         """The parts this question's search reads that are not added yet (sorted); []
-        when `search` can answer now. Call again after adding them (see the module doc)."""
+        when `find` can answer now. Call again after adding them (see the module doc)."""
         try:
-            self._run(question, limit, self._engine.search)
+            self.find(question, limit)
         except PartsMissing as missing:
             return missing.names
         return []
@@ -678,19 +679,21 @@ class StaticSearch:
     def search(self, question: str, limit: int = STATIC_DEFAULT_LIMIT) -> list[Passage]:
         """What `SearchIndex.search` gives over the whole index; raises `PartsMissing`
         when a part it reads was not added (ask `parts_for` first)."""
-        return self._run(question, limit, self._engine.search)
+        return self.find(question, limit).answered
 
-    def _run(self, question: str, limit: int, search: Any) -> list[Passage]:
+    def find(self, question: str, limit: int = STATIC_DEFAULT_LIMIT) -> Found:
+        """What `SearchIndex.find` gives over the whole index (a near miss's closest
+        passages too); raises `PartsMissing` when a part it reads was not added."""
         if self._answered is not None and self._answered[0] == (question, limit):
-            return list(self._answered[1])  # `parts_for` just ran it, and nothing was added
+            return self._answered[1]  # `parts_for` just ran it, and nothing was added
         self._index.missing.clear()
         try:
-            found: list[Passage] = search(question, limit)
+            found = self._engine.find(question, limit)
             self._index.checkpoint()
         except PartsMissing:
             self._engine.forget()  # what was read without its parts is not kept
             raise
-        self._answered = ((question, limit), tuple(found))
+        self._answered = ((question, limit), found)
         return found
 
     def add_part(self, name: str, data: bytes) -> Diagnostic | None:

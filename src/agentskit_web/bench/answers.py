@@ -26,10 +26,17 @@ For each retrieval under test, over the same SQLite index of the same corpus:
   answer (`compose_extractive_answer` over the first `ANSWER_SOURCES`
   passages, as the Ask app passes them) quotes an expected section first;
 - declined: the share of unanswerable questions for which nothing was
-  retrieved, next to the share of answerable ones wrongly declined;
+  retrieved, next to the share of answerable ones wrongly declined; a near
+  miss (the closest sections shown, marked as not answering:
+  `decline.CLOSEST_MIN_COVERAGE`) counts as declined in both, and in no
+  recall, MRR or quote figure;
+- closest: the share of answerable questions given a near miss whose first
+  three closest sections hold an expected one (the reader was declined but
+  shown where the answer is), and the share of unanswerable questions given a
+  near miss rather than an outright decline;
 - search time per question, p50 and p90 (the search alone, not the quote).
 
-The shipped retrieval is `SearchIndex.search` (answering/, pure Python); its
+The shipped retrieval is `SearchIndex.find` (answering/, pure Python); its
 peer is plain BM25 over the same index (`SearchIndex.search_plain_bm25`):
 every word OR-ed, equal field weights, the index's own Porter stemming but no
 stopwords, prefixes, query expansion, floor or threshold, in the same run.
@@ -55,7 +62,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..answering.chunk import Passage
+from ..answering.chunk import Found, Passage
 from ..answering.extractive import NoQuotableText, compose_extractive_answer
 from ..answering.ranking import SearchIndex
 from ..server.retrieval import index_folder
@@ -81,7 +88,7 @@ RANKERS: Final = ("shipped", "plain BM25")
 
 Split = Literal["tuning", "heldout"]
 Needs = Literal["any", "all", "none"]
-Ranker = Callable[[str, int], Sequence[Passage]]
+Ranker = Callable[[str, int], Sequence[Passage] | Found]
 
 
 class EvalError(RuntimeError):
@@ -186,6 +193,8 @@ class Outcome:
     sections: list[str]
     seconds: float
     first_quote: str | None = None
+    closest: tuple[str, ...] = ()
+    """A near miss's closest sections (then `sections` is empty: nothing answered)."""
 
     @property
     def declined(self) -> bool:
@@ -210,6 +219,11 @@ class Outcome:
         return 0.0 if rank is None else 1.0 / rank
 
     @property
+    def closest_right(self) -> bool:
+        """Whether a near miss showed an expected section among its first three."""
+        return any(section in self.question.expected for section in self.closest[:3])
+
+    @property
     def quote_on_target(self) -> bool:
         """Whether the answer's first quote comes from an expected section."""
         return self.first_quote is not None and self.first_quote in self.question.expected
@@ -226,6 +240,8 @@ class Scores:
     first_quote: float = 0.0
     declined: float = 0.0
     wrongly_declined: float = 0.0
+    closest_right: float = 0.0
+    closest_unanswerable: float = 0.0
     p50_ms: float = 0.0
     p90_ms: float = 0.0
 
@@ -265,6 +281,8 @@ def score(outcomes: Sequence[Outcome]) -> Scores:
         first_quote=_mean([1.0 if o.quote_on_target else 0.0 for o in answerable]),
         declined=_mean([1.0 if o.declined else 0.0 for o in unanswerable]),
         wrongly_declined=_mean([1.0 if o.declined else 0.0 for o in answerable]),
+        closest_right=_mean([1.0 if o.closest_right else 0.0 for o in answerable]),
+        closest_unanswerable=_mean([1.0 if o.closest else 0.0 for o in unanswerable]),
         p50_ms=percentile(milliseconds, 0.5),
         p90_ms=percentile(milliseconds, 0.9),
     )
@@ -279,10 +297,13 @@ def run_ranker(ranker: Ranker, questions: Sequence[EvalQuestion]) -> list[Outcom
     outcomes = []
     for question in questions:
         started = time.perf_counter()
-        passages = ranker(question.question, RANK_DEPTH)
+        ranked = ranker(question.question, RANK_DEPTH)
         elapsed = time.perf_counter() - started
+        found = ranked if isinstance(ranked, Found) else Found(tuple(ranked), grounded=True)
+        passages = found.answered
+        closest = () if found.grounded else tuple(ranked_sections(found.passages))
         quoted = first_quote_section(question.question, passages[:ANSWER_SOURCES])
-        outcomes.append(Outcome(question, ranked_sections(passages), elapsed, quoted))
+        outcomes.append(Outcome(question, ranked_sections(passages), elapsed, quoted, closest))
     return outcomes
 
 
@@ -376,7 +397,7 @@ def run_eval(
     eval_set = eval_set or load_eval_set()
     index, notes = corpus_index(eval_set, corpora)
     rankers: dict[str, Ranker] = {
-        RANKERS[0]: index.search,
+        RANKERS[0]: index.find,
         RANKERS[1]: index.search_plain_bm25,
     }
     outcomes = {n: run_ranker(r, eval_set.questions) for n, r in rankers.items()}
@@ -412,7 +433,8 @@ def format_eval(result: EvalResult) -> str:
     """One row per ranker and split, with the issue's goals under the table."""
     header = (
         f"{'answers: ' + result.name:<26}{'split':<9}{'n':>4}{'R@1':>7}{'R@3':>7}{'MRR':>7}"
-        f"{'quote1':>8}{'u':>4}{'declined':>10}{'wrong-decl':>11}{'p50 ms':>8}{'p90 ms':>8}"
+        f"{'quote1':>8}{'u':>4}{'declined':>10}{'wrong-decl':>11}{'closest-ok':>11}"
+        f"{'closest-u':>10}{'p50 ms':>8}{'p90 ms':>8}"
     )
     rows = [header, "-" * len(header)]
     for name, by_split in result.scores.items():
@@ -421,11 +443,15 @@ def format_eval(result: EvalResult) -> str:
                 f"{name:<26}{split:<9}{s.answerable:>4}{_figure(s.recall[1]):>7}"
                 f"{_figure(s.recall[3]):>7}{_figure(s.mrr):>7}{_figure(s.first_quote):>8}"
                 f"{s.unanswerable:>4}{_figure(s.declined):>10}{_figure(s.wrongly_declined):>11}"
+                f"{_figure(s.closest_right):>11}{_figure(s.closest_unanswerable):>10}"
                 f"{_figure(s.p50_ms, 2):>8}{_figure(s.p90_ms, 2):>8}"
             )
     rows.append(
         f"{result.chunks} chunks; n answerable, u unanswerable questions; quote1: first quote "
-        "of the extractive answer from an expected section; goals (shipped, held-out): "
+        "of the extractive answer from an expected section; a near miss (closest sections "
+        "shown) counts as declined; closest-ok: answerable near misses showing an expected "
+        "section in their first 3; closest-u: unanswerable questions given a near miss; "
+        "goals (shipped, held-out): "
         "R@1 >= 0.75, R@3 >= 0.9, declined >= 0.9, wrong-decl <= 0.03, quote1 >= 0.8"
     )
     rows.extend(result.notes)
@@ -528,6 +554,8 @@ def vars_of(scores: Scores) -> dict[str, object]:
         "firstQuoteOnTarget": number(scores.first_quote),
         "declined": number(scores.declined),
         "wronglyDeclined": number(scores.wrongly_declined),
+        "closestRight": number(scores.closest_right),
+        "closestUnanswerable": number(scores.closest_unanswerable),
         "p50Ms": number(scores.p50_ms),
         "p90Ms": number(scores.p90_ms),
     }

@@ -9,7 +9,7 @@ and a generated site of 2,000 pages for scale):
   them all in turn (only the parts not fetched before);
 - the whole index on disk next to the site's visible text (both brotli);
 - agreement of the static search with the server's (same top-3 sources, same
-  declines), question by question;
+  verdict: answered, near miss or declined), question by question;
 - search time per question: the pure-Python engine next to the FTS5 search
   it replaced, in the same run.
 
@@ -34,7 +34,7 @@ from typing import Final
 
 import brotli
 
-from ..answering.chunk import Chunk, Passage
+from ..answering.chunk import Chunk, Found, Passage
 from ..answering.ranking import SearchIndex
 from ..answering.site_index import SiteIndex
 from ..answering.static_index import StaticIndexFiles, StaticSearch, split_index
@@ -121,6 +121,11 @@ def _top3(passages: Sequence[Passage]) -> list[str]:
     return [section_key(passage) for passage in passages[:3]]
 
 
+def _verdict(found: Found) -> str:
+    """Answered, a near miss (closest sections shown) or declined."""
+    return "answered" if found.grounded else "closest" if found.passages else "declined"
+
+
 def _timed(search: object, questions: Sequence[str]) -> list[float]:
     times: list[float] = []
     for question in questions:
@@ -152,9 +157,9 @@ def measure(corpus: Corpus) -> Figures:
         if number:
             later_br.append(sum(br[name] for name in names))
             later_gz.append(sum(gz[name] for name in names))
-        static, full = page.search(question, LIMIT), server.search(question, LIMIT)
-        agree += _top3(static) == _top3(full)
-        declines += (not static) == (not full)
+        static, full = page.find(question, LIMIT), server.find(question, LIMIT)
+        agree += _top3(static.passages) == _top3(full.passages)
+        declines += _verdict(static) == _verdict(full)
     visible = "\n".join(
         f"{c.page_title}\n{c.heading}\n{c.text}\n{c.code}" for c in corpus.chunks
     ).encode("utf-8")
@@ -232,7 +237,7 @@ def format_corpus(f: Figures, small: Figures) -> str:
         f"{search_share:.0%})   goal <= {DISK_GOAL_SHARE:.0%}"
     )
     lines.append(
-        f"  static = server: top-3 sources {f.agreement:.1%}, declines "
+        f"  static = server: top-3 sources {f.agreement:.1%}, declines and near misses "
         f"{f.declines_agree:.1%}   goal >= {AGREEMENT_GOAL:.0%}"
     )
     lines.append(

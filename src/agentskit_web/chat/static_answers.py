@@ -18,7 +18,8 @@ One question:
 3. the search runs; no passage means the backend's "no grounded sources" path
    (the source records the same 422 `ASK_NO_GROUNDED_SOURCES` failure, so the
    reader sees the same "not found" answer); otherwise the extractive answer
-   streams as text deltas, then the sources, then `done`.
+   (for a near miss, the backend's CLOSEST_MESSAGE) streams as text deltas,
+   then the sources, then `done`.
 
 Failures are the stream's one error chunk, as with the backend: a part that
 cannot be fetched (offline, with the part not cached) says so and offers Retry;
@@ -41,8 +42,8 @@ from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 from urllib.parse import urljoin
 
-from ..answering.chunk import Passage
-from ..answering.decline import NOT_FOUND_MESSAGE
+from ..answering.chunk import Found, Passage
+from ..answering.decline import CLOSEST_MESSAGE, NOT_FOUND_MESSAGE
 from ..answering.static_index import STATIC_MANIFEST_MAX_BYTES, STATIC_PART_MAX_BYTES
 from ..protocol.text_metrics import split_text
 from ..protocol.wire_json import dump_json
@@ -116,7 +117,7 @@ class StaticSearchLike(Protocol):
 
     def add_part(self, name: str, data: bytes) -> object: ...
 
-    def search(self, question: str, limit: int) -> list[Passage]: ...
+    def find(self, question: str, limit: int) -> Found: ...
 
 
 SearchFactory = Callable[[bytes], StaticSearchLike]
@@ -238,14 +239,16 @@ class StaticAnswerSource(OnceSource):
             if self.aborted:
                 return
         try:
-            passages = list(search.search(question, STATIC_ANSWER_MAX_SOURCES))
+            found = search.find(question, STATIC_ANSWER_MAX_SOURCES)
         except Exception:
             raise _Failure(INDEX_INVALID_MESSAGE) from None
+        passages = list(found.passages)
         if not passages:
             self.failure = _not_found()
             raise _Failure(status_message(422))
         try:
-            answer = adapter.compose(question, passages)
+            # A near miss says so and shows the closest sections, as the backend does.
+            answer = adapter.compose(question, passages) if found.grounded else CLOSEST_MESSAGE
         except Exception:  # no quotable text: the backend's ASK_GENERATION_FAILED
             raise _Failure(GENERATION_FAILED_MESSAGE) from None
         from .ask.body import AskBodyReader

@@ -21,8 +21,10 @@ fails (errors before the stream are JSON `{"error": {code, message, retryable}}`
    siteId/corpus is rejected there);
 7. retrieval with its deadline: 408 ASK_TIMEOUT, 502 ASK_RETRIEVAL_FAILED,
    422 ASK_NO_GROUNDED_SOURCES when nothing matched;
-8. 200 `application/x-ndjson`: text deltas, one `cite` tool event, `done`.
-   After the headers a failure is an in-stream `error` event
+8. 200 `application/x-ndjson`: text deltas, one `cite` tool event, `done`;
+   for a near miss (the retriever's `Found` not grounded) the text is
+   CLOSEST_MESSAGE alone and the sources are the closest sections, with no
+   generator asked. After the headers a failure is an in-stream `error` event
    (ASK_GENERATION_FAILED, ASK_TIMEOUT, ASK_PERSISTENCE_CONFLICT); a client
    that goes away stops generation (ASK_CANCELLED, counted in metrics).
 
@@ -47,8 +49,8 @@ from starlette.datastructures import Headers, QueryParams
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from ..answering.chunk import Passage
-from ..answering.decline import NOT_FOUND_MESSAGE
+from ..answering.chunk import Found, Passage
+from ..answering.decline import CLOSEST_MESSAGE, NOT_FOUND_MESSAGE
 from ..docs_text import page_path_for
 from ..protocol import SiteConfig, parse_ask_request, parse_site_config
 from ..protocol.limits import ASK_REQUEST_MAX_BODY_BYTES, ASK_TEXT_DELTA_MAX_CHARS
@@ -275,6 +277,8 @@ class _Plan:
     principal: Principal
     question: _Question
     passages: Sequence[Passage]
+    grounded: bool
+    """False for a near miss: the passages are the closest sections, which no answer quotes."""
     session_key: SessionKey | None
     record: SessionRecord | None
     deadline: float
@@ -460,8 +464,8 @@ class AskEndpoint:
             recorder.record("deterministic.fallback", 1, "count", "ok")
         key, record = await self._load_session(principal, question, recorder)
         deadline = started + self.site.request_timeout
-        passages = await self._retrieve(question.question, recorder, deadline)
-        return _Plan(principal, question, passages, key, record, deadline)
+        found = await self._retrieve(question.question, recorder, deadline)
+        return _Plan(principal, question, found.passages, found.grounded, key, record, deadline)
 
     async def _authenticate(self, scope: Scope, headers: Headers, query: QueryParams) -> Principal:
         client = scope.get("client")
@@ -592,16 +596,20 @@ class AskEndpoint:
         recorder.record("persistence.total_ms", self._ms_since(started), "ms", "ok")
         return key, record
 
-    async def _retrieve(
-        self, question: str, recorder: MetricRecorder, deadline: float
-    ) -> Sequence[Passage]:
+    async def _retrieve(self, question: str, recorder: MetricRecorder, deadline: float) -> Found:
+        """The passages (at most the site's max sources) and whether they answer the
+        question; 422 when there are none. A retriever may return a plain sequence (it
+        answers) or a `Found` (which may be a near miss)."""
         started = self.clock.monotonic()
         budget = min(self.site.retrieval_timeout, deadline - started)
         outcome: Outcome = "error"
         try:
             with anyio.fail_after(max(budget, 0.0)):
-                found = list(await self.retriever.retrieve(question, self.site.max_sources))
-            outcome = "ok" if found else "rejected"
+                retrieved = await self.retriever.retrieve(question, self.site.max_sources)
+            grounded = retrieved.grounded if isinstance(retrieved, Found) else True
+            found = list(retrieved.passages if isinstance(retrieved, Found) else retrieved)
+            # A near miss streams, but its retrieval grounded nothing: counted as declined.
+            outcome = "ok" if found and grounded else "rejected"
         except TimeoutError as error:
             raise _Reject(408, "ASK_TIMEOUT", "retrieval_timeout", retryable=True) from error
         except Exception as error:
@@ -614,7 +622,7 @@ class AskEndpoint:
         recorder.record("retrieval.documents", len(passages), "count", "ok")
         if not passages:
             raise _Reject(422, "ASK_NO_GROUNDED_SOURCES", "no_sources")
-        return passages
+        return Found(tuple(passages), grounded)
 
     # -- responses ---------------------------------------------------------------
 
@@ -730,7 +738,11 @@ class AskEndpoint:
         recorder: MetricRecorder,
         request_id: str,
     ) -> None:
-        error = await self._generate(plan, emit, stats)
+        if plan.grounded:
+            error = await self._generate(plan, emit, stats)
+        else:
+            error = None
+            await self._say_closest(emit, stats)
         if error is not None:
             stats.outcome = "error"
             await emit(_error_event(*error))
@@ -744,9 +756,20 @@ class AskEndpoint:
                 return
         done: dict[str, Any] = {"type": "done"}
         model = self.generator.model
-        if model:
+        if model and plan.grounded:  # a near miss's text is ours, not the model's
             done["model"] = js_slice(model, 256)
         await emit(done)
+
+    @staticmethod
+    async def _say_closest(
+        emit: Callable[[Mapping[str, Any]], Awaitable[None]], stats: _StreamStats
+    ) -> None:
+        """A near miss's whole text: the generator is not asked, since nothing found
+        answers the question and no model may be handed passages to answer it from."""
+        stats.answer.append(CLOSEST_MESSAGE)
+        stats.answer_chars += js_length(CLOSEST_MESSAGE)
+        for piece in split_text(CLOSEST_MESSAGE, ASK_TEXT_DELTA_MAX_CHARS):
+            await emit({"type": "text", "delta": piece})
 
     async def _generate(
         self,

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import anyio.to_thread
 
-from ..answering.chunk import Chunk, Passage
+from ..answering.chunk import Chunk, Found, Passage
 from ..answering.query_terms import ALL_AIDS, QueryOptions
 from ..answering.ranking import SearchIndex
 from ..docs_text import page_path_for
@@ -20,9 +20,12 @@ from ..indexing.docs_folder import load_docs
 
 
 class Retriever(Protocol):
-    """The retrieval port of the Ask app: ranked passages for a question."""
+    """The retrieval port of the Ask app: ranked passages for a question.
 
-    async def retrieve(self, question: str, limit: int) -> Sequence[Passage]: ...
+    A plain sequence answers the question (none: 422, not found); a `Found` says
+    whether its passages answer it, so a near miss is shown as the closest sections."""
+
+    async def retrieve(self, question: str, limit: int) -> Sequence[Passage] | Found: ...
 
 
 def folder_chunks(
@@ -62,7 +65,7 @@ class IndexRetriever:
     def __init__(self, index: SearchIndex) -> None:
         self.index = index
 
-    async def retrieve(self, question: str, limit: int) -> Sequence[Passage]:
+    async def retrieve(self, question: str, limit: int) -> Found:
         return await anyio.to_thread.run_sync(
-            self.index.search, question, limit, abandon_on_cancel=True
+            self.index.find, question, limit, abandon_on_cancel=True
         )

@@ -26,6 +26,7 @@ from typing import Any, Final
 import anyio
 
 from ..answering.chunk import Passage
+from ..answering.decline import CLOSEST_MESSAGE
 from ..protocol.content import ASSISTANT_CONTENT_PREFIX, AssistantContentEncoder
 from ..protocol.content import decode_assistant_content as _decode_content
 from ..protocol.dates import format_memory_datetime
@@ -614,17 +615,21 @@ class TurnRunner:
     async def _produce(self, state: TurnState, run: TurnRun, recorder: MetricRecorder) -> bool:
         deadline = self.ask.clock.monotonic() + self.ask.site.request_timeout
         try:
-            passages = await self.ask._retrieve(state.question, recorder, deadline)
+            found = await self.ask._retrieve(state.question, recorder, deadline)
         except _Reject as reject:
             if reject.code == "ASK_NO_GROUNDED_SOURCES":
                 _append(state, state.encoder.encode_text(MESSAGES["no_sources"]))
                 return await self._finish(state, run, "complete")
             return await self._finish(state, run, "error")
-        failed = await self._generate(state, run, passages, deadline)
-        if failed is None:
-            return False
-        if failed:
-            return await self._finish(state, run, "error")
+        passages = found.passages
+        if found.grounded:
+            failed = await self._generate(state, run, passages, deadline)
+            if failed is None:
+                return False
+            if failed:
+                return await self._finish(state, run, "error")
+        else:  # a near miss: said plainly, the closest sections cited, no generator asked
+            _append(state, state.encoder.encode_text(CLOSEST_MESSAGE))
         try:
             _append(state, state.encoder.encode(_sources_part(passages, state.turn_id)))
         except ProtocolError:
