@@ -17,7 +17,7 @@ import pytest
 
 from _ask_helpers import ScriptedGenerator, ScriptedRetriever, ask_body, post, site, text_of
 from agentskit_web.answering import decline
-from agentskit_web.answering.chunk import Chunk, Found
+from agentskit_web.answering.chunk import Found
 from agentskit_web.answering.decline import CLOSEST_MESSAGE, NOT_FOUND_COVERAGE
 from agentskit_web.answering.ranking import SearchIndex
 from agentskit_web.answering.site_index import SiteIndex
@@ -27,32 +27,10 @@ from agentskit_web.server.ask_app import create_ask_app
 from agentskit_web.server.metrics import MemoryMetrics
 from agentskit_web.server.persistence import SessionKey, SessionStore
 from agentskit_web.server.retrieval import IndexRetriever
-from test_static_answers import Files, answer_of, conversation, real_adapter
+from test_static_answers import SITE_CHUNKS, Files, answer_of, conversation, real_adapter
 
-CHUNKS = [
-    Chunk(
-        "/guide/setup/charging/",
-        "charge-the-battery",
-        "Charging",
-        "Charge the battery",
-        "The lantern charges over its USB-C port. A full charge from empty takes ninety "
-        "minutes with a 10 watt charger.",
-    ),
-    Chunk(
-        "/guide/care/cleaning/",
-        "wipe-the-globe",
-        "Cleaning",
-        "Wipe the globe",
-        "Wipe the frosted globe with a damp cloth. Do not use solvents: they cloud the plastic.",
-    ),
-    Chunk(
-        "/guide/setup/pairing/",
-        None,
-        "Pairing",
-        "Pairing",
-        "Hold the switch for five seconds to pair the lantern with the phone app.",
-    ),
-]
+CHUNKS = SITE_CHUNKS
+"""The lantern site of the static answers tests: charging, cleaning, pairing."""
 NEAR_MISS = "Can the lantern charge from a solar panel?"
 """Shares "lantern" and "charge" with the charging section, not what it asks about."""
 ANSWERED = "How do I charge the lantern in my car?"
