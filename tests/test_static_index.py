@@ -558,12 +558,19 @@ def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -
         assert search.add_part(name, part) == PART_INVALID
 
 
-def test_the_manifest_carries_the_site_and_how_it_was_built(our_docs: tuple) -> None:
-    files = our_docs[1]
+def test_the_manifest_carries_the_site_and_how_it_was_built() -> None:
+    site = SiteIndex.of(
+        [Chunk("/a/", None, "A", "A", "alpha")],
+        site_name="Docs",
+        base_path="/docs/",
+        generator="mkdocs",
+        pages=7,
+    )
+    files = split_index(site)  # built here: see test_the_split_index_round_trips
     manifest = json.loads(files.manifest)
-    assert (manifest["generator"], manifest["pages"]) == ("html", 20)
+    assert (manifest["generator"], manifest["pages"]) == ("mkdocs", 7)
     decoded = StaticSearch(files.manifest).manifest
-    assert (decoded.site_name, decoded.base_path) == ("Docs", "/")
+    assert (decoded.site_name, decoded.base_path) == ("Docs", "/docs/")
 
 
 def test_a_manifest_counts_rows_and_tokens_from_zero(our_docs: tuple) -> None:
