@@ -68,3 +68,46 @@ def test_chunk_count_bound_at_the_limit_and_past_it():
     assert parse_site_index(over).diagnostic.code == "SITE_INDEX_INVALID"
     at = dict(wire, chunks=wire["chunks"] * (site_index.SITE_INDEX_MAX_CHUNKS // 2))
     assert parse_site_index(at).ok
+
+
+def test_the_change_log_mark_round_trips_and_is_written_only_when_set():
+    marked = Chunk("/changes/", "v2", "Changes", "2.0", "New things.", history=True)
+    index = _index([marked, *CHUNKS])
+    wire = json.loads(index.to_bytes())
+    assert wire["chunks"][0]["history"] is True
+    assert all("history" not in chunk for chunk in wire["chunks"][1:])
+    assert parse_site_index(index.to_bytes()).value.chunk_list() == [marked, *CHUNKS]
+
+
+def test_the_file_is_canonical_compact_utf8_json_with_sorted_keys():
+    """The same chunks always give the same bytes, so the same content-hashed name."""
+    index = SiteIndex.of(
+        [Chunk("/\u00fcber/", None, "\u00dcber", "Gr\u00fc\u00dfe", "sch\u00f6n")],
+        site_name="D\u00f6k\u00fc",
+        base_path="/",
+        generator="html",
+        pages=1,
+    )
+    data = index.to_bytes()
+    canonical = json.dumps(
+        json.loads(data), ensure_ascii=False, separators=(",", ":"), sort_keys=True
+    ).encode("utf-8")
+    assert data == canonical
+    assert "sch\u00f6n".encode() in data
+
+
+def test_the_size_bound_counts_utf8_bytes_of_text_input(monkeypatch):
+    index = SiteIndex.of(
+        [Chunk("/a/", None, "\u00c4", "\u00c4", "\u00e4\u00f6\u00fc" * 10)],
+        site_name="A",
+        base_path="/",
+        generator="html",
+        pages=1,
+    )
+    data = index.to_bytes()
+    text = data.decode("utf-8")
+    assert len(text) < len(data)
+    monkeypatch.setattr(site_index, "SITE_INDEX_MAX_BYTES", len(data))
+    assert parse_site_index(text).ok  # at the bound
+    monkeypatch.setattr(site_index, "SITE_INDEX_MAX_BYTES", len(data) - 1)
+    assert parse_site_index(text).diagnostic.code == "SITE_INDEX_TOO_LARGE"  # one byte past

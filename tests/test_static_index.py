@@ -135,7 +135,14 @@ def test_every_tree_shape_proves_each_part_and_only_it(count: int) -> None:
 
 
 def test_the_split_index_round_trips(our_docs: tuple) -> None:
-    chunks, files, full = our_docs
+    """Built here, not taken from the fixture: `make mutate` runs, for a mutant of the
+    writing code, only the tests that called it, and the module's fixture is built once
+    (for the first test that asks for it), so this test must call `split_index` itself."""
+    chunks, _, full = our_docs
+    files = split_index(
+        SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20),
+        synonyms=site_synonyms(),
+    )
     search = StaticSearch(files.manifest)
     for name, data in files.parts.items():
         assert search.add_part(name, data) is None
@@ -218,31 +225,35 @@ def test_a_corrupted_part_is_refused_and_nothing_is_added(our_docs: tuple) -> No
     assert search.add_part(name, files.parts[name]) is None and search.loaded == {name}
 
 
-def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[StaticSearch, str, bytes]:
-    """A manifest whose first `kind` part is replaced by `body`, with its kind's tree
-    rebuilt (so the part is proved as the build would prove it): the search, the part's
-    name and its bytes. A part is one JSON object opened by its proof, so `body` is an
-    object, or bytes (broken JSON the build would never write)."""
+def _with_part(
+    files: StaticIndexFiles, kind: str, body: object, number: int = 0
+) -> tuple[StaticSearch, str, bytes]:
+    """A manifest whose `kind` part `number` (the first unless told) is replaced by
+    `body`, with its kind's tree rebuilt (so the part is proved as the build would prove
+    it): the search, the part's name and its bytes. A part is one JSON object opened by
+    its proof, so `body` is an object, or bytes (broken JSON the build would never write)."""
     manifest = json.loads(files.manifest)
     root = manifest["roots"][kind]
     names = sorted(
         (name for name in files.parts if f".{kind}.{root}-" in name),
         key=lambda name: int(name.split("-")[-1].split(".")[0]),
     )
-    first = body if isinstance(body, bytes) else json.dumps(body).encode()
-    bodies = [first] + [_body(files.parts[name]) for name in names[1:]]
+    bodies = [_body(files.parts[name]) for name in names]
+    bodies[number] = body if isinstance(body, bytes) else json.dumps(body).encode()
     levels = static_index._tree([static_index._digest(item) for item in bodies])
     manifest["roots"][kind] = levels[-1][0]
-    proof = "".join(static_index._proof(levels, 0)).encode()
-    data = b'{"proof":"' + proof + b'",' + bodies[0][1:]
-    name = f"agentskit-static.{kind}.{levels[-1][0]}-0.json"
+    proof = "".join(static_index._proof(levels, number)).encode()
+    data = b'{"proof":"' + proof + b'",' + bodies[number][1:]
+    name = f"agentskit-static.{kind}.{levels[-1][0]}-{number}.json"
     return StaticSearch(json.dumps(manifest).encode()), name, data
 
 
 @pytest.mark.parametrize(
     ("kind", "body"),
     [
-        ("terms", {"kind": "terms", "terms": ["b", "a"], "postings": ["0,0,0", "0,0,0"]}),
+        ("terms", {"kind": "terms", "terms": ["b", "a"], "postings": ["0,0", "0,0"]}),  # order
+        ("terms", {"kind": "terms", "terms": ["a", "a"], "postings": ["0,0", "0,0"]}),  # twice
+        ("terms", {"kind": "positions", "terms": ["a"], "postings": ["0,0"]}),  # another kind's
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["999999,0,0"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["0,7,0"]}),
         ("terms", {"kind": "terms", "terms": ["a"], "postings": ["x"]}),
@@ -256,6 +267,7 @@ def _with_part(files: StaticIndexFiles, kind: str, body: object) -> tuple[Static
         ("words", {"kind": "words", "words": ["a"], "counts": [True]}),
         ("texts", {"kind": "texts", "first": 0, "chunks": [["", None, "", "", "", ""]]}),
         ("texts", {"kind": "texts", "first": 1, "chunks": []}),
+        ("lengths", {"kind": "lengths", "lengths": []}),
         ("texts", b'{"kind":"texts","first":0,'),  # not JSON, though its proof holds
     ],
 )
@@ -320,10 +332,30 @@ def test_a_bad_manifest_is_a_typed_error(our_docs: tuple, monkeypatch: pytest.Mo
         with pytest.raises(StaticIndexError) as error:
             StaticSearch(bad)
         assert error.value.diagnostic == MANIFEST_INVALID
+        assert str(error.value) == MANIFEST_INVALID.message  # never the bytes
     monkeypatch.setattr(static_index, "STATIC_MANIFEST_MAX_BYTES", len(files.manifest))
     assert parse_static_manifest(files.manifest).ok
     monkeypatch.setattr(static_index, "STATIC_MANIFEST_MAX_BYTES", len(files.manifest) - 1)
-    assert not parse_static_manifest(files.manifest).ok
+    assert parse_static_manifest(files.manifest).diagnostic == MANIFEST_INVALID
+
+
+def test_the_manifest_size_bound_counts_utf8_bytes_not_characters() -> None:
+    """The page may pass the manifest as text: its size is still its UTF-8 bytes."""
+    site = SiteIndex.of(
+        [Chunk("/a/", None, "A", "A", "alpha")],
+        site_name="Dokumentation \u00fcber \u00e4lles",
+        base_path="/",
+        generator="html",
+        pages=1,
+    )
+    manifest = split_index(site).manifest
+    text = manifest.decode("utf-8")
+    assert len(text) < len(manifest)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(static_index, "STATIC_MANIFEST_MAX_BYTES", len(manifest))
+        assert parse_static_manifest(text).ok  # at the bound
+        patch.setattr(static_index, "STATIC_MANIFEST_MAX_BYTES", len(manifest) - 1)
+        assert parse_static_manifest(text).diagnostic == MANIFEST_INVALID  # one byte past
 
 
 def test_search_before_its_parts_raises_parts_missing(our_docs: tuple) -> None:
@@ -331,7 +363,9 @@ def test_search_before_its_parts_raises_parts_missing(our_docs: tuple) -> None:
     search = StaticSearch(files.manifest)
     with pytest.raises(PartsMissing) as missing:
         search.search("embed the widget", LIMIT)
-    assert missing.value.names == search.parts_for("embed the widget", LIMIT)
+    names = missing.value.names
+    assert names == search.parts_for("embed the widget", LIMIT)
+    assert str(missing.value) == f"{len(names)} parts of the static index are not loaded yet."
 
 
 def test_an_empty_folder_site(tmp_path: Path) -> None:
@@ -444,6 +478,19 @@ def _manifest_with(files: StaticIndexFiles, change: object) -> bytes:
         lambda m: m["roots"].__setitem__("texts", "g" * 16),
         lambda m: m["terms"].__setitem__(0, "a"),  # the first range must start at ""
         lambda m: m["words"].reverse(),
+        lambda m: m.__setitem__("terms", []),  # no range at all
+        lambda m: m["terms"].insert(1, "zzzz"),  # out of order after the leading ""
+        lambda m: m["terms"].insert(1, m["terms"][1]),  # a first key twice
+        lambda m: m.__setitem__("texts", [float(n) for n in m["texts"]]),  # not ints
+        lambda m: m.__setitem__("synonyms", {}),
+        lambda m: m.__setitem__("synonyms", [["a", 1]]),
+        lambda m: m.__setitem__("synonyms", [["a", "b"], "cd"]),  # a group that is a string
+        lambda m: m.__setitem__("rows", float(m["rows"])),
+        lambda m: m.__setitem__("tokens", float(m["tokens"])),
+        lambda m: m.__setitem__("tokens", -1),
+        lambda m: m.__setitem__("roots", list(m["roots"])),  # the kinds, but not a mapping
+        lambda m: m.__setitem__("siteName", None),
+        lambda m: m.pop("basePath"),
     ],
 )
 def test_a_manifest_whose_ranges_or_roots_do_not_hold_is_refused(
@@ -511,3 +558,222 @@ def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -
     for chunks in (body["chunks"][:-1], [*body["chunks"], body["chunks"][-1]]):
         search, name, part = _with_part(files, "texts", {**body, "chunks": chunks})
         assert search.add_part(name, part) == PART_INVALID
+
+
+def test_the_manifest_carries_the_site_and_how_it_was_built() -> None:
+    site = SiteIndex.of(
+        [Chunk("/a/", None, "A", "A", "alpha")],
+        site_name="Docs",
+        base_path="/docs/",
+        generator="mkdocs",
+        pages=7,
+    )
+    files = split_index(site)  # built here: see test_the_split_index_round_trips
+    manifest = json.loads(files.manifest)
+    assert (manifest["generator"], manifest["pages"]) == ("mkdocs", 7)
+    decoded = StaticSearch(files.manifest).manifest
+    assert (decoded.site_name, decoded.base_path) == ("Docs", "/docs/")
+
+
+def test_a_manifest_counts_rows_and_tokens_from_zero(our_docs: tuple) -> None:
+    """Zero tokens is at the bound (a site of rows without words); -1 is refused by the
+    parametrized test above."""
+    manifest = json.loads(our_docs[1].manifest)
+    manifest["tokens"] = 0
+    assert parse_static_manifest(json.dumps(manifest).encode()).ok
+
+
+def test_the_files_are_compact_utf8_json() -> None:
+    """The manifest and each part's body are written as compact JSON with text as UTF-8
+    (not `\\u` escapes): what a part costs to fetch, and its hash, follow from that."""
+    site = SiteIndex.of(
+        [Chunk("/a/", None, "Gr\u00fc\u00dfe", "\u00dcber", "sch\u00f6ne Gr\u00fc\u00dfe")],
+        site_name="D\u00f6k\u00fc",
+        base_path="/",
+        generator="html",
+        pages=1,
+    )
+    files = split_index(site)
+
+    def compact(value: object) -> bytes:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    assert files.manifest == compact(json.loads(files.manifest))
+    assert "D\u00f6k\u00fc".encode() in files.manifest
+    for name, data in files.parts.items():
+        assert _body(data) == compact(json.loads(_body(data))), name
+    texts = b"".join(data for name, data in files.parts.items() if ".texts." in name)
+    assert "sch\u00f6ne Gr\u00fc\u00dfe".encode() in texts
+
+
+def test_the_postings_encoding() -> None:
+    """Rows as deltas from the previous entry, a count only when above 1, positions as
+    deltas from the previous position (the format `COUNTS_SHAPE` and `POSITIONS_SHAPE`
+    check and `_decode_counts` reads)."""
+    entries = [(3, 1, (4,)), (7, 2, (1, 5, 9))]
+    assert static_index._encode_counts(entries) == "3,1;4,2,3"
+    assert static_index._encode_postings(entries) == "3,1,4;4,2,1,4,4"
+    assert static_index._decode_counts("3,1;4,2,3", 8) == [(3, 1, 1), (7, 2, 3)]
+    assert static_index._decode_postings("3,1,4;4,2,1,4,4", 8) == entries
+
+
+def test_ranges_close_once_their_size_reaches_the_target() -> None:
+    ranges = static_index._ranges
+    assert ranges("abcde", [1, 1, 1, 1, 1], 2) == [(0, 2), (2, 4), (4, 5)]
+    assert ranges("abcd", [1, 1, 1, 1], 2) == [(0, 2), (2, 4)]  # no empty range after
+    assert ranges("abc", [1, 2, 1], 3) == [(0, 2), (2, 3)]  # at the target: closed
+    assert ranges("abc", [1, 1, 1], 4) == [(0, 3)]
+    assert ranges("", [], 2) == []
+
+
+def test_a_term_part_is_closed_once_its_json_reaches_the_target(our_docs: tuple) -> None:
+    """Every term part but the last holds at least `TERM_PART_TARGET_BYTES` of terms and
+    postings as JSON (each item quoted and followed by a comma), and would not without
+    its last term."""
+    chunks = our_docs[0]
+    files = split_index(
+        SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20)
+    )
+    root = json.loads(files.manifest)["roots"]["terms"]
+    bodies = [
+        json.loads(_body(data))
+        for _, data in sorted(
+            (int(name.rsplit("-", 1)[1].split(".")[0]), data)
+            for name, data in files.parts.items()
+            if f".terms.{root}-" in name
+        )
+    ]
+    assert len(bodies) > 2
+    target = static_index.TERM_PART_TARGET_BYTES
+    for body in bodies[:-1]:
+        sizes = [
+            len(json.dumps(term, ensure_ascii=False)) + len(json.dumps(raw)) + 2
+            for term, raw in zip(body["terms"], body["postings"], strict=True)
+        ]
+        assert sum(sizes) >= target > sum(sizes[:-1])
+
+
+def test_the_parts_per_kind_bound_of_a_ranges_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(static_index, "STATIC_MAX_PARTS", 3)
+    assert static_index._firsts_of(["", "a", "b"]) == ("", "a", "b")  # at the bound
+    with pytest.raises(ValueError):
+        static_index._firsts_of(["", "a", "b", "c"])  # one past
+    assert static_index._text_firsts_of([1, 2, 3], 6) == (0, 1, 3)
+    with pytest.raises(ValueError):
+        static_index._text_firsts_of([1, 2, 3, 4], 10)
+
+
+def test_a_part_must_open_with_its_proof(our_docs: tuple) -> None:
+    """The proof is read only behind the exact opening `{"proof":"`, and a byte that is
+    not ASCII in it is a mismatch, not an error raised out of `add_part`."""
+    files = our_docs[1]
+    manifest = json.loads(files.manifest)
+    assert len(manifest["terms"]) > 1  # the part has a proof to forge
+    name = f"agentskit-static.terms.{manifest['roots']['terms']}-0.json"
+    data = files.parts[name]
+    for forged in (
+        b'{"proxy":"' + data[len(b'{"proof":"') :],
+        data[:10] + b"\xff" + data[11:],
+        data[:10] + "\u00e9".encode() + data[12:],
+    ):
+        search = StaticSearch(files.manifest)
+        assert search.add_part(name, forged) == PART_MISMATCH
+        assert not search.loaded
+    assert StaticSearch(files.manifest).add_part(name, data) is None
+
+
+def test_a_term_part_holds_only_terms_of_its_range(our_docs: tuple) -> None:
+    """Part `n` holds terms from its first key up to, not including, the next part's:
+    checked at each end and one past it, on the second-to-last part (whose upper end is
+    the last part's first key)."""
+    files = our_docs[1]
+    firsts = json.loads(files.manifest)["terms"]
+    number = len(firsts) - 2
+    assert number >= 1
+    root = json.loads(files.manifest)["roots"]["terms"]
+    before = json.loads(_body(files.parts[f"agentskit-static.terms.{root}-{number - 1}.json"]))
+    own = json.loads(_body(files.parts[f"agentskit-static.terms.{root}-{number}.json"]))
+    assert own["terms"][0] == firsts[number]
+    cases = [
+        (firsts[number], None),  # the range's first key
+        (own["terms"][-1], None),  # its last term, below the next part's first key
+        (before["terms"][-1], PART_INVALID),  # the previous part's last term
+        (firsts[number + 1], PART_INVALID),  # the next part's first key
+    ]
+    for term, expected in cases:
+        body = {"kind": "terms", "terms": [term], "postings": ["0,0"]}
+        search, name, data = _with_part(files, "terms", body, number)
+        assert search.add_part(name, data) == expected, term
+
+
+def test_a_prefix_read_lists_every_term_part_it_spans_at_once(our_docs: tuple) -> None:
+    """A prefix whose terms lie in two parts names both in one round, not one a round."""
+    files = our_docs[1]
+    manifest = json.loads(files.manifest)
+    root = manifest["roots"]["terms"]
+    names = [f"agentskit-static.terms.{root}-{n}.json" for n in range(len(manifest["terms"]))]
+    terms = [json.loads(_body(files.parts[name]))["terms"] for name in names]
+    number = next(
+        n
+        for n in range(1, len(names))
+        if any(term.startswith(manifest["terms"][n][0]) for term in terms[n - 1])
+    )
+    prefix = manifest["terms"][number][0]
+    holding = {
+        name
+        for name, held in zip(names, terms, strict=True)
+        if any(t.startswith(prefix) for t in held)
+    }
+    assert len(holding) >= 2
+    search = StaticSearch(files.manifest)
+    index = search._index
+    assert index.terms_from(prefix) == []
+    assert index.missing == holding
+    for name in holding:
+        assert search.add_part(name, files.parts[name]) is None
+    expected = sorted(t for held in terms for t in held if t.startswith(prefix))
+    assert index.terms_from(prefix) == expected
+
+
+def test_a_text_part_is_checked_row_by_row(our_docs: tuple) -> None:
+    """A text part starts at the row the manifest gives (even when it then holds the
+    right end), and each row has a path and string fields."""
+    files = our_docs[1]
+    root = json.loads(files.manifest)["roots"]["texts"]
+    body = json.loads(_body(files.parts[f"agentskit-static.texts.{root}-0.json"]))
+    assert len(body["chunks"]) > 1
+    shifted = {**body, "first": body["first"] + 1, "chunks": body["chunks"][1:]}
+    no_path = {**body, "chunks": [["", *body["chunks"][0][1:]], *body["chunks"][1:]]}
+    text_number = [*body["chunks"][0]]
+    text_number[4] = 5
+    not_text = {**body, "chunks": [text_number, *body["chunks"][1:]]}
+    for bad in (shifted, no_path, not_text):
+        search, name, data = _with_part(files, "texts", bad)
+        assert search.add_part(name, data) == PART_INVALID
+        assert name not in search.loaded
+
+
+def test_the_lengths_part_holds_one_int_per_row(our_docs: tuple) -> None:
+    files = our_docs[1]
+    root = json.loads(files.manifest)["roots"]["lengths"]
+    body = json.loads(_body(files.parts[f"agentskit-static.lengths.{root}-0.json"]))
+    for lengths in ([*body["lengths"], 0], [float(n) for n in body["lengths"]]):
+        search, name, data = _with_part(files, "lengths", {**body, "lengths": lengths})
+        assert search.add_part(name, data) == PART_INVALID
+
+
+def test_a_row_without_tokens_is_read() -> None:
+    """A row may have no tokens: its length 0 is at the bound of the lengths part."""
+    site = SiteIndex.of(
+        [Chunk("/a/", None, "A", "A", "alpha"), Chunk("/b/", None, "", "", "")],
+        site_name="A",
+        base_path="/",
+        generator="html",
+        pages=2,
+    )
+    files = split_index(site)
+    search = StaticSearch(files.manifest)
+    for name, data in files.parts.items():
+        assert search.add_part(name, data) is None
+    assert [search._index.length(row) for row in (0, 1)] == [3, 0]
+    assert [p.path for p in search.search("alpha", LIMIT)] == ["/a/"]

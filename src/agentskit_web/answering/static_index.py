@@ -402,10 +402,6 @@ class StaticManifest:
     places: dict[str, tuple[str, int]]
     """Part name -> (kind, number)."""
 
-    def kind_of(self, name: str) -> str | None:
-        place = self.places.get(name)
-        return None if place is None else place[0]
-
 
 def _str_list(value: Any) -> bool:
     """A list of str (checked with C-level `map`: parts hold thousands of items)."""
