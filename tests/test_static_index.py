@@ -777,3 +777,19 @@ def test_a_row_without_tokens_is_read() -> None:
         assert search.add_part(name, data) is None
     assert [search._index.length(row) for row in (0, 1)] == [3, 0]
     assert [p.path for p in search.search("alpha", LIMIT)] == ["/a/"]
+
+
+def test_a_site_index_with_no_chunks_is_refused_with_a_clear_error() -> None:
+    """The site reader refuses a site with no text first; called directly, the split says
+    why instead of failing on an empty list."""
+    empty = SiteIndex.of([], site_name="Empty", base_path="/", generator="html", pages=0)
+    with pytest.raises(ValueError, match="no chunks"):
+        split_index(empty)
+    one = SiteIndex.of(
+        [Chunk("/a/", None, "A", "A", "alpha")],
+        site_name="One",
+        base_path="/",
+        generator="html",
+        pages=1,
+    )
+    assert parse_static_manifest(split_index(one).manifest).ok  # one chunk is enough

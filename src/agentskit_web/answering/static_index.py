@@ -306,8 +306,11 @@ def split_index(
     site_index: SiteIndex, *, synonyms: Iterable[Sequence[str]] = ()
 ) -> StaticIndexFiles:
     """The static index of a site index: the manifest and its parts, each kind's parts
-    named by the root of their hash tree and their number (see `_tree`)."""
+    named by the root of their hash tree and their number (see `_tree`). A site index
+    with no chunks raises ValueError (the site reader refuses such a site first)."""
     chunks = site_index.chunk_list()
+    if not chunks:
+        raise ValueError("This site index has no chunks: there is nothing to answer from.")
     search = SearchIndex.from_chunks(chunks)
     index = search.index
     bodies: dict[str, list[bytes]] = {kind: [] for kind in KINDS}
