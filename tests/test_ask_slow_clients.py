@@ -13,6 +13,7 @@ import selectors
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -330,3 +331,113 @@ def test_the_default_read_deadline_is_15_seconds_and_serve_ask_uses_it() -> None
 
     assert REQUEST_READ_TIMEOUT_SECONDS == 15.0
     assert AskServeConfig().request_read_timeout == REQUEST_READ_TIMEOUT_SECONDS
+
+
+def test_a_connection_the_guard_closes_leaves_uvicorns_connection_count(tmp_path: Path) -> None:
+    """A connection cut by the deadline stops counting against `limit_concurrency`.
+
+    uvicorn forgets a connection in `connection_lost`; if the guard's own cleanup
+    there failed, every stalled client would leak a slot until the server refused all.
+    """
+    read_timeout = 1.0
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"))
+    with ThreadedUvicorn(app, AskServeConfig(request_read_timeout=read_timeout)) as server:
+        connections = server.server.server_state.connections
+        started = time.monotonic()
+        with connect(server.port) as sock:
+            sock.sendall(HEAD + b"Content-Len")  # the head never ends
+            _, received = read_until_closed({sock: started}, read_timeout + LATE)[sock]
+        for _ in range(500):
+            if not connections:
+                break
+            time.sleep(0.01)
+        left = len(connections)
+    assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert left == 0
+
+
+def test_a_started_response_is_cut_at_the_deadline_without_a_408_inside_it(
+    tmp_path: Path,
+) -> None:
+    """An app that answers before the body is read: the guard closes, and writes nothing.
+
+    A 408 head written after a response has begun would land inside that response's
+    body, so the guard only closes the connection then.
+    """
+    read_timeout = 1.0
+
+    async def answers_first(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"begun", "more_body": True})
+        while (await receive())["type"] != "http.disconnect":  # the body never ends
+            pass
+
+    config = AskServeConfig(request_read_timeout=read_timeout)
+    with ThreadedUvicorn(answers_first, config) as server, connect(server.port) as sock:
+        started = time.monotonic()
+        sock.sendall(HEAD + b"Content-Length: 100\r\n\r\n{")
+        when, received = read_until_closed({sock: started}, read_timeout + LATE)[sock]
+    assert read_timeout - EARLY <= when - started <= read_timeout + LATE
+    assert received.startswith(b"HTTP/1.1 200 OK\r\n")
+    assert received.endswith(b"begun\r\n")  # the last chunk as the app sent it
+    assert b"408" not in received
+
+
+class _EchoAfterUpgrade(asyncio.Protocol):
+    """Stands in for a WebSocket library: accepts the upgrade, then echoes every byte."""
+
+    def __init__(self, **_: object) -> None:
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        assert self.transport is not None
+        if data.startswith(b"GET "):
+            self.transport.write(b"HTTP/1.1 101 Switching Protocols\r\n\r\n")
+        else:
+            self.transport.write(data)
+
+
+def test_a_connection_upgraded_to_a_websocket_is_left_to_its_new_protocol(
+    tmp_path: Path,
+) -> None:
+    """After an upgrade the transport is no longer the guard's: its deadline must not cut it.
+
+    uvicorn hands the transport to its WebSocket protocol inside `data_received`; the
+    guard's timer, armed when the connection opened, is stopped there, so the upgraded
+    connection outlives the read deadline.
+    """
+    read_timeout = 1.0
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"))
+    server = ThreadedUvicorn(app, AskServeConfig(request_read_timeout=read_timeout))
+    server.server.config.ws = _EchoAfterUpgrade  # uvicorn reads it when the server starts
+    with server, connect(server.port) as sock:
+        sock.sendall(
+            b"GET /ws HTTP/1.1\r\nHost: test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n"
+        )
+        assert sock.recv(65_536) == b"HTTP/1.1 101 Switching Protocols\r\n\r\n"
+        time.sleep(read_timeout + 1.0)
+        sock.sendall(b"still here")
+        echoed = sock.recv(65_536)
+    assert echoed == b"still here"
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0])
+def test_a_read_deadline_of_zero_or_less_is_refused(seconds: float) -> None:
+    from agentskit_web.server.connection_guard import guarded_h11_protocol
+
+    with pytest.raises(ValueError, match=r"^The request read timeout must be positive\.$"):
+        guarded_h11_protocol(seconds)
+
+
+def test_the_smallest_positive_read_deadline_is_kept() -> None:
+    from agentskit_web.server.connection_guard import GuardedH11Protocol, guarded_h11_protocol
+
+    protocol = guarded_h11_protocol(0.001)
+    assert issubclass(protocol, GuardedH11Protocol)
+    assert protocol.__name__ == "GuardedH11Protocol"  # as logs and tracebacks name it
+    assert protocol.read_timeout == 0.001
+    assert GuardedH11Protocol.read_timeout == 15.0  # the subclass, not the base, changed
