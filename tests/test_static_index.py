@@ -3,7 +3,9 @@
 import dataclasses
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,11 +35,28 @@ from agentskit_web.server.retrieval import folder_chunks
 LIMIT = 4
 
 
+ALPHA = Chunk("/a/", None, "A", "A", "alpha")
+"""A one-section page: the smallest site a test of the format needs."""
+
+
+def site_of(chunks: Sequence[Chunk] = (ALPHA,), **fields: Any) -> SiteIndex:
+    """A site index of `chunks` with the tests' usual fields (a 20-page HTML site named
+    Docs at /), any of them replaced."""
+    settings: dict[str, Any] = {
+        "site_name": "Docs",
+        "base_path": "/",
+        "generator": "html",
+        "pages": 20,
+        **fields,
+    }
+    return SiteIndex.of(list(chunks), **settings)
+
+
 @pytest.fixture(scope="module")
 def our_docs() -> tuple[list[Chunk], StaticIndexFiles, SearchIndex]:
     eval_set = load_eval_set()
     chunks = folder_chunks(PROJECT_ROOT / eval_set.corpus.docs, exclude=eval_set.corpus.exclude)
-    site = SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20)
+    site = site_of(chunks)
     synonyms = site_synonyms()
     return (
         chunks,
@@ -83,7 +102,7 @@ def test_every_part_is_checked_against_its_kinds_root(our_docs: tuple) -> None:
                 other = (number + 1) % count
                 assert static_index._verified_body(data, root, other, count) is None
     again = split_index(
-        SiteIndex.of(our_docs[0], site_name="Docs", base_path="/", generator="html", pages=20),
+        site_of(our_docs[0]),
         synonyms=site_synonyms(),
     )
     assert again == files  # the same site gives the same names and bytes
@@ -95,7 +114,7 @@ def test_a_rebuild_renames_every_part_of_a_kind_that_changed(our_docs: tuple) ->
     chunks, files, _ = our_docs
     changed = [*chunks[:-1], dataclasses.replace(chunks[-1], text=chunks[-1].text + " more")]
     rebuilt = split_index(
-        SiteIndex.of(changed, site_name="Docs", base_path="/", generator="html", pages=20),
+        site_of(changed),
         synonyms=site_synonyms(),
     )
     old_texts = {name for name in files.parts if ".texts." in name}
@@ -140,7 +159,7 @@ def test_the_split_index_round_trips(our_docs: tuple) -> None:
     (for the first test that asks for it), so this test must call `split_index` itself."""
     chunks, _, full = our_docs
     files = split_index(
-        SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20),
+        site_of(chunks),
         synonyms=site_synonyms(),
     )
     search = StaticSearch(files.manifest)
@@ -341,13 +360,7 @@ def test_a_bad_manifest_is_a_typed_error(our_docs: tuple, monkeypatch: pytest.Mo
 
 def test_the_manifest_size_bound_counts_utf8_bytes_not_characters() -> None:
     """The page may pass the manifest as text: its size is still its UTF-8 bytes."""
-    site = SiteIndex.of(
-        [Chunk("/a/", None, "A", "A", "alpha")],
-        site_name="Dokumentation \u00fcber \u00e4lles",
-        base_path="/",
-        generator="html",
-        pages=1,
-    )
+    site = site_of(site_name="Dokumentation \u00fcber \u00e4lles", pages=1)
     manifest = split_index(site).manifest
     text = manifest.decode("utf-8")
     assert len(text) < len(manifest)
@@ -369,13 +382,7 @@ def test_search_before_its_parts_raises_parts_missing(our_docs: tuple) -> None:
 
 
 def test_an_empty_folder_site(tmp_path: Path) -> None:
-    site = SiteIndex.of(
-        [Chunk("/a/", None, "A", "A", "alpha")],
-        site_name="A",
-        base_path="/",
-        generator="html",
-        pages=1,
-    )
+    site = site_of(site_name="A", pages=1)
     files = split_index(site)
     search = StaticSearch(files.manifest)
     fetch_all(search, files, "alpha")
@@ -388,9 +395,7 @@ def test_write_static_index_replaces_an_earlier_build(tmp_path: Path) -> None:
 
     def files_of(text: str) -> StaticIndexFiles:
         chunk = Chunk("/a/", None, "A", "A", text)
-        return split_index(
-            SiteIndex.of([chunk], site_name="A", base_path="/", generator="html", pages=1)
-        )
+        return split_index(site_of([chunk], site_name="A", pages=1))
 
     first, second = files_of("alpha"), files_of("beta")
     (tmp_path / "other.json").write_text("{}")
@@ -510,7 +515,7 @@ def test_the_change_log_mark_travels_in_the_text_parts_and_only_where_set(
     chunks = our_docs[0]
     assert not any(chunk.history for chunk in chunks)  # our docs have no change log
     marked = [dataclasses.replace(c, history=n % 3 == 0) for n, c in enumerate(chunks)]
-    site = SiteIndex.of(marked, site_name="Docs", base_path="/", generator="html", pages=20)
+    site = site_of(marked)
     files = split_index(site)
     search = StaticSearch(files.manifest)
     rows = []
@@ -521,7 +526,7 @@ def test_the_change_log_mark_travels_in_the_text_parts_and_only_where_set(
     assert [search._index.chunk(row) for row in range(len(marked))] == marked
     assert sorted({len(row) for row in rows}) == [6, 7]
     assert all((len(row) == 7) == (row[6:] == [True]) for row in rows)
-    plain = SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20)
+    plain = site_of(chunks)
     parts = split_index(plain).parts
     texts = [json.loads(_body(data))["chunks"] for n, data in parts.items() if ".texts." in n]
     assert texts and all(len(row) == 6 for part in texts for row in part)
@@ -561,13 +566,7 @@ def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -
 
 
 def test_the_manifest_carries_the_site_and_how_it_was_built() -> None:
-    site = SiteIndex.of(
-        [Chunk("/a/", None, "A", "A", "alpha")],
-        site_name="Docs",
-        base_path="/docs/",
-        generator="mkdocs",
-        pages=7,
-    )
+    site = site_of(base_path="/docs/", generator="mkdocs", pages=7)
     files = split_index(site)  # built here: see test_the_split_index_round_trips
     manifest = json.loads(files.manifest)
     assert (manifest["generator"], manifest["pages"]) == ("mkdocs", 7)
@@ -586,11 +585,9 @@ def test_a_manifest_counts_rows_and_tokens_from_zero(our_docs: tuple) -> None:
 def test_the_files_are_compact_utf8_json() -> None:
     """The manifest and each part's body are written as compact JSON with text as UTF-8
     (not `\\u` escapes): what a part costs to fetch, and its hash, follow from that."""
-    site = SiteIndex.of(
+    site = site_of(
         [Chunk("/a/", None, "Gr\u00fc\u00dfe", "\u00dcber", "sch\u00f6ne Gr\u00fc\u00dfe")],
         site_name="D\u00f6k\u00fc",
-        base_path="/",
-        generator="html",
         pages=1,
     )
     files = split_index(site)
@@ -631,9 +628,7 @@ def test_a_term_part_is_closed_once_its_json_reaches_the_target(our_docs: tuple)
     postings as JSON (each item quoted and followed by a comma), and would not without
     its last term."""
     chunks = our_docs[0]
-    files = split_index(
-        SiteIndex.of(chunks, site_name="Docs", base_path="/", generator="html", pages=20)
-    )
+    files = split_index(site_of(chunks))
     root = json.loads(files.manifest)["roots"]["terms"]
     bodies = [
         json.loads(_body(data))
@@ -764,13 +759,7 @@ def test_the_lengths_part_holds_one_int_per_row(our_docs: tuple) -> None:
 
 def test_a_row_without_tokens_is_read() -> None:
     """A row may have no tokens: its length 0 is at the bound of the lengths part."""
-    site = SiteIndex.of(
-        [Chunk("/a/", None, "A", "A", "alpha"), Chunk("/b/", None, "", "", "")],
-        site_name="A",
-        base_path="/",
-        generator="html",
-        pages=2,
-    )
+    site = site_of([ALPHA, Chunk("/b/", None, "", "", "")], site_name="A", pages=2)
     files = split_index(site)
     search = StaticSearch(files.manifest)
     for name, data in files.parts.items():
@@ -782,14 +771,8 @@ def test_a_row_without_tokens_is_read() -> None:
 def test_a_site_index_with_no_chunks_is_refused_with_a_clear_error() -> None:
     """The site reader refuses a site with no text first; called directly, the split says
     why instead of failing on an empty list."""
-    empty = SiteIndex.of([], site_name="Empty", base_path="/", generator="html", pages=0)
+    empty = site_of([], pages=0)
     with pytest.raises(ValueError, match="no chunks"):
         split_index(empty)
-    one = SiteIndex.of(
-        [Chunk("/a/", None, "A", "A", "alpha")],
-        site_name="One",
-        base_path="/",
-        generator="html",
-        pages=1,
-    )
+    one = site_of(site_name="One", pages=1)
     assert parse_static_manifest(split_index(one).manifest).ok  # one chunk is enough
