@@ -79,7 +79,6 @@ class TurnFigures:
     largest_line: int
     memory_bytes: int
     status: str
-    status: str
 
 
 def _rss(field: str) -> int:
@@ -197,7 +196,7 @@ def measure(worst: bool, interval: float) -> TurnFigures:
         retriever=BenchRetriever(),
         generator=BurstGenerator(ASK_BACKEND_ANSWER_MAX_CHARS - 100),
     )
-    mount_turn(app, counting, snapshot_interval=interval)  # type: ignore[arg-type]
+    mount_turn(app, counting, snapshot_interval=interval)
     session_bytes = 0
     if worst:
         key = TurnSessionKey(
