@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ..answering.site_index import SiteIndex, parse_site_index
+from ..answering.site_index import INDEX_TOO_LARGE, SiteIndex, parse_site_index
 from .assets import LOADER, compressed_copies
 from .files import BuildError, write_if_changed
 
@@ -117,12 +117,18 @@ def publish_static_index(
 def site_index_of(site_dir: Path, assets_dir: Path, base_path: str) -> SiteIndex:
     """The site index the build wrote (assets folder first, then the site's root), else
     one read from the built HTML now. Raises BuildError for an unusable index file."""
-    from ..indexing.site import find_site_index, index_site
+    from ..indexing.site import find_site_index, index_site, read_site_index_bytes
 
     for folder in (assets_dir, site_dir):
         found = find_site_index(folder) if folder.is_dir() else None
         if found is not None:
-            decoded = parse_site_index(found.read_bytes())
+            try:
+                data = read_site_index_bytes(found)
+            except OSError as error:
+                raise BuildError(f"{found}: cannot be read: {error.strerror}") from None
+            if data is None:
+                raise BuildError(f"{found}: {INDEX_TOO_LARGE.message}")
+            decoded = parse_site_index(data)
             index = decoded.value if decoded.ok else None
             if not isinstance(index, SiteIndex):
                 reason = decoded.diagnostic.message if decoded.diagnostic else "unreadable"
