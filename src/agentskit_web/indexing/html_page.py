@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import islice
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Final
 
 from ..docs_text import split_attr_list

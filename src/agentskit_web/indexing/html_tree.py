@@ -108,7 +108,6 @@ class Element:
         return "".join(parts)
 
 
-
 def remove_all(doomed: list[Element]) -> None:
     """Detach every element of doomed from its parent, in one pass over each parent's children.
 
