@@ -95,6 +95,13 @@ INDEX_MISSING_MESSAGE: Final = (
 INDEX_INVALID_MESSAGE: Final = (
     "This site's search index could not be read; the site needs to be built again."
 )
+INDEX_CHANGING_MESSAGE: Final = (
+    "A file of this site's search index is not the one the index names; the site may be "
+    "being published. Ask again in a moment."
+)
+"""A part that fails its proof (a host's SPA fallback answering 200 + HTML during a deploy):
+the next question fetches it again (the offline worker keeps only parts that hold their
+name), so this is a wait, not a rebuild."""
 QUESTION_TOO_WIDE_MESSAGE: Final = (
     "This question touches too much of the index at once; ask it in fewer words."
 )
@@ -418,7 +425,8 @@ class StaticAnswersAdapter:
             except Exception:
                 refused = True
             if refused is not None:
-                raise _Failure(INDEX_INVALID_MESSAGE)
+                retryable = getattr(refused, "retryable", False) is True
+                raise _Failure(INDEX_CHANGING_MESSAGE if retryable else INDEX_INVALID_MESSAGE)
             self._loaded.add(name)
 
     async def _fetch(self, url: str, limit: int) -> bytes:
