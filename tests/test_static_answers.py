@@ -30,6 +30,7 @@ from agentskit_web.chat.ask.failure import NO_GROUNDED_SOURCES
 from agentskit_web.chat.conversation import Conversation
 from agentskit_web.chat.message import ChatMessage, message_parts
 from agentskit_web.chat.static_answers import (
+    INDEX_CHANGING_MESSAGE,
     INDEX_INVALID_MESSAGE,
     INDEX_MISSING_MESSAGE,
     INDEX_UNREACHABLE_MESSAGE,
@@ -525,14 +526,20 @@ def test_the_real_engine_declines_as_the_backend_does() -> None:
     assert answer.notice == NOT_FOUND_MESSAGE and answer.content == ""
 
 
-def test_a_part_whose_bytes_do_not_match_its_name_is_refused() -> None:
+def test_a_part_whose_bytes_do_not_match_its_name_is_refused_and_fetched_again() -> None:
+    """A mismatched part (a deploy under way) says to ask again, not to rebuild; it is not
+    added, so the next question fetches it again and answers once the host has it right."""
     files, manifest = real_host()
+    right = dict(files.files)
     for url, (status, data) in list(files.files.items()):
         if url != manifest:
             files.files[url] = (status, data.replace(b"ninety", b"eighty"))
     chat = conversation(real_adapter(files, manifest))
     run(chat.send("How long does the lantern take to charge?"))
-    assert answer_of(chat).error == INDEX_INVALID_MESSAGE
+    assert answer_of(chat).error == INDEX_CHANGING_MESSAGE
+    files.files.update(right)
+    run(chat.send("How long does the lantern take to charge?"))
+    assert answer_of(chat).error is None
 
 
 def test_a_manifest_that_is_not_one_says_to_rebuild() -> None:
