@@ -48,6 +48,11 @@ class StaticIndexReport:
     bytes_written: int
 
 
+PLAIN_RELATIVE_PATH: Final = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
+"""A path below the loader's folder: segments that start with a letter, digit, `_` or `-`
+(never `..`, never empty), so no `/x` (the site's root), no `//host/x` (another host)."""
+
+
 def loader_with_static_index(text: str, manifest: str | None) -> str:
     """The loader's text with `STATIC_INDEX` set to `manifest` (or null); idempotent."""
     found = STATIC_INDEX_MARKER.findall(text)
@@ -57,7 +62,7 @@ def loader_with_static_index(text: str, manifest: str | None) -> str:
             "(an assets folder from an older agentskit-web? run `agentskit-web assets` again)"
         )
     value = "null" if manifest is None else '"' + manifest + '"'
-    if manifest is not None and not re.fullmatch(r"[A-Za-z0-9._/-]+", manifest):
+    if manifest is not None and not PLAIN_RELATIVE_PATH.fullmatch(manifest):
         raise BuildError(f"static index manifest path {manifest!r} is not a plain relative path")
     return STATIC_INDEX_MARKER.sub(lambda _m: f"/* agentskit:static-index */ {value}", text)
 
