@@ -35,6 +35,7 @@ from agentskit_web.chat.static_answers import (
     INDEX_MISSING_MESSAGE,
     INDEX_UNREACHABLE_MESSAGE,
     QUESTION_TOO_WIDE_MESSAGE,
+    STATIC_FETCH_ROUNDS_MAX,
     STATIC_FIRST_PAINT_PAUSE_SECONDS,
     STATIC_PARTS_PER_QUESTION_MAX,
     FallbackAdapter,
@@ -280,6 +281,38 @@ def test_parts_per_question_at_the_bound_and_one_past_it() -> None:
     run(chat.send(text))
     assert answer_of(chat).error == QUESTION_TOO_WIDE_MESSAGE
     assert files.requested == [MANIFEST]
+
+
+class ChainEngine(FakeEngine):
+    """A long question's search: each round's parts lead it to one more part it must read
+    (a question of hundreds of words, whose typo repairs and compounds need parts found
+    only once earlier parts are read), up to `len(terms)` rounds."""
+
+    def parts_for(self, question: str, limit: int) -> list[str]:
+        chain = list(self.terms.values())
+        return chain[len(self.loaded) : len(self.loaded) + 1]
+
+
+def test_fetch_rounds_at_the_bound_and_one_past_it_ask_for_fewer_words() -> None:
+    """Past the round bound the reader is told to ask in fewer words, not that the site
+    must be rebuilt (issue 36: a 400-word question got "built again")."""
+
+    def chat_over(rounds: int) -> Conversation:
+        words = [f"w{n}" for n in range(rounds)]
+        files: dict[str, Any] = {
+            MANIFEST: (200, json.dumps({w: f"{w}.json" for w in words}).encode())
+        }
+        files.update({FOLDER + f"{w}.json": (200, b'["lantern"]') for w in words})
+        chat = conversation(
+            create_static_answers_adapter(
+                manifest_url=MANIFEST, transport=Files(files), engine=(ChainEngine, compose)
+            )
+        )
+        run(chat.send(" ".join(["lantern", *words])))
+        return chat
+
+    assert answer_of(chat_over(STATIC_FETCH_ROUNDS_MAX)).status == "complete"
+    assert answer_of(chat_over(STATIC_FETCH_ROUNDS_MAX + 1)).error == QUESTION_TOO_WIDE_MESSAGE
 
 
 def test_a_part_at_the_size_bound_is_read_and_one_byte_more_is_refused() -> None:

@@ -241,7 +241,10 @@ class StaticAnswerSource(OnceSource):
             if fetched > STATIC_PARTS_PER_QUESTION_MAX:
                 raise _Failure(QUESTION_TOO_WIDE_MESSAGE)
             if _round == STATIC_FETCH_ROUNDS_MAX:
-                raise _Failure(INDEX_INVALID_MESSAGE)  # parts that never satisfy the search
+                # Every part added passed its proof: a search still asking for more is a
+                # question reaching into too much of the index (a 400-word paste), not an
+                # index to rebuild.
+                raise _Failure(QUESTION_TOO_WIDE_MESSAGE)
             await self._guarded(adapter.load_parts(search, wanted))
             if self.aborted:
                 return
