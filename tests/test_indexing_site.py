@@ -264,22 +264,23 @@ def test_a_page_linking_outside_the_site_is_skipped_and_said_once(
     assert summary.count(SKIP_OUTSIDE) == 1 and f"2 {SKIP_OUTSIDE}" in summary
 
 
-def test_a_page_with_a_non_utf8_file_name_is_skipped_and_the_rest_indexed(
+def test_a_page_whose_file_name_is_no_url_path_is_skipped_and_the_rest_indexed(
     site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import os
 
     from agentskit_web.cli import main
-    from agentskit_web.indexing.site import SKIP_NAME_NOT_UTF8
+    from agentskit_web.indexing.site import SKIP_NAME_NOT_URL
 
-    raw = os.path.join(os.fsencode(site), b"caf\xe9.html")
-    with open(raw, "wb") as file:
-        file.write(page("<h1>Cafe</h1><p>Latin-1 name.</p>").encode())
+    for name in (b"caf\xe9.html", b"back\\slash.html", b"tab\there.html"):
+        with open(os.path.join(os.fsencode(site), name), "wb") as file:
+            file.write(page("<h1>Cafe</h1><p>Odd name.</p>").encode())
+    write(site, "with space.html", page("<h1>Space</h1><p>A space is fine.</p>"))
     assert main(["index", str(site), "--out", str(tmp_path / "o")]) == 0
-    assert f"1 {SKIP_NAME_NOT_UTF8}" in capsys.readouterr().out
+    assert f"3 {SKIP_NAME_NOT_URL}" in capsys.readouterr().out
     written = find_site_index(tmp_path / "o")
     assert written is not None
-    assert parse_site_index(written.read_bytes()).value.pages == 3
+    assert parse_site_index(written.read_bytes()).value.pages == 4
 
 
 def _sections(count: int) -> str:

@@ -48,7 +48,9 @@ class StaticIndexReport:
     bytes_written: int
 
 
-PLAIN_RELATIVE_PATH: Final = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
+PLAIN_RELATIVE_PATH: Final = re.compile(
+    r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*"
+)
 """A path below the loader's folder: segments that start with a letter, digit, `_` or `-`
 (never `..`, never empty), so no `/x` (the site's root), no `//host/x` (another host)."""
 

@@ -30,6 +30,7 @@ from ..answering.site_index import (
     SITE_INDEX_MAX_BYTES,
     SITE_INDEX_MAX_CHUNKS,
     SiteIndex,
+    is_site_path,
 )
 from .docs_folder import chunk_page
 from .html_page import read_html_page
@@ -55,8 +56,9 @@ _INDEX_FILE: Final = re.compile(r"^agentskit-index\.[0-9a-f]+\.json$")
 
 SKIP_OUTSIDE: Final = "outside the site"
 """A page file that is a link to a file outside SITE_DIR: its text is not the site's."""
-SKIP_NAME_NOT_UTF8: Final = "file name not UTF-8"
-"""A page whose file name is not UTF-8 has no URL the index can write."""
+SKIP_NAME_NOT_URL: Final = "file name not a URL path"
+"""A page whose file name is not UTF-8, or holds a control character or a backslash, has
+no URL path the index can write (SITE_PATH)."""
 
 
 class SiteIndexError(ValueError):
@@ -106,14 +108,14 @@ def inside(file: Path, root: Path) -> bool:
     return file.resolve().is_relative_to(root)
 
 
-def utf8_name(relative: PurePosixPath) -> bool:
-    """Whether a path decoded from the file system is UTF-8 (undecodable bytes become
-    surrogates, which no JSON text can hold)."""
+def url_path_name(relative: PurePosixPath) -> bool:
+    """Whether a page file's path can be published: UTF-8 (undecodable bytes become
+    surrogates, which no JSON text can hold) and a SITE_PATH once under `/`."""
     try:
         str(relative).encode("utf-8")
     except UnicodeEncodeError:
         return False
-    return True
+    return is_site_path(published_path(relative))
 
 
 def _fallback_title(relative: PurePosixPath) -> str:
@@ -138,8 +140,8 @@ def read_site(
         if internal_page(relative):
             report.skipped["generator page"] += 1
             continue
-        if not utf8_name(relative):
-            report.skipped[SKIP_NAME_NOT_UTF8] += 1
+        if not url_path_name(relative):
+            report.skipped[SKIP_NAME_NOT_URL] += 1
             continue
         if not inside(file, root):
             report.skipped[SKIP_OUTSIDE] += 1
