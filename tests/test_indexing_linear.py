@@ -22,7 +22,8 @@ from agentskit_web.indexing.site import PAGE_MAX_BYTES, index_site_with_report
 GROWTH_PER_DOUBLING = 2.5
 """Most time growth per doubling of the input (linear: 2; quadratic: 4)."""
 EIGHT_MB_SECONDS = 60
-"""Most seconds for a page at the 8 MB bound (the quadratic reader: 25 to 90 minutes)."""
+"""Most CPU seconds for a page at the 8 MB bound (about 25; the quadratic reader: 25 to 90
+minutes)."""
 DEEP = MAX_DEPTH - 12
 """A nest just under the depth bound, where every later tag sees the deepest stack."""
 
@@ -53,21 +54,27 @@ SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
 }
 
 
-def _seconds(html: str) -> float:
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        read_html_page(html, "Page")
-        best = min(best, time.perf_counter() - started)
-    return best
+ROUNDS = 5
+"""Rounds of the three sizes, interleaved: a load change on a shared machine hits every size."""
+
+
+def _cpu_seconds(html: str) -> float:
+    """This process's CPU time to read the page (other processes' load does not count)."""
+    started = time.process_time()
+    read_html_page(html, "Page")
+    return time.process_time() - started
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_reading_time_grows_linearly_with_the_page(shape: str) -> None:
     make, base = SHAPES[shape]
-    times = [_seconds(make(base * factor)) for factor in (1, 2, 4)]
-    growth = (times[2] / times[0]) ** 0.5
-    assert growth <= GROWTH_PER_DOUBLING, f"{shape}: {times} grows x{growth:.2f} per doubling"
+    pages = [make(base * factor) for factor in (1, 2, 4)]
+    best = [float("inf")] * 3
+    for _round in range(ROUNDS):
+        for size, html in enumerate(pages):
+            best[size] = min(best[size], _cpu_seconds(html))
+    growth = (best[2] / best[0]) ** 0.5
+    assert growth <= GROWTH_PER_DOUBLING, f"{shape}: {best} grows x{growth:.2f} per doubling"
 
 
 def test_a_page_at_the_8_mb_bound_is_indexed_in_seconds(tmp_path: Path) -> None:
@@ -79,9 +86,9 @@ def test_a_page_at_the_8_mb_bound_is_indexed_in_seconds(tmp_path: Path) -> None:
     html = head.replace("</main>", sibling * count + "</main>")
     (site / "index.html").write_text(html, encoding="utf-8")
     assert PAGE_MAX_BYTES - len(sibling) < len(html.encode()) <= PAGE_MAX_BYTES
-    started = time.perf_counter()
+    started = time.process_time()
     index, report = index_site_with_report(site)
-    assert time.perf_counter() - started < EIGHT_MB_SECONDS
+    assert time.process_time() - started < EIGHT_MB_SECONDS
     assert report.pages == 1
     assert [chunk.text for chunk in index.chunk_list()] == ["Kept words."]
 
