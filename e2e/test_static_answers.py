@@ -301,6 +301,30 @@ def test_a_static_site_answers_in_the_page_with_sources_that_resolve(
         assert_link_resolves(page, href)
 
 
+@pytest.mark.parametrize("host", [("mkdocs", None)], indirect=True, ids=["mkdocs"])
+def test_a_loader_whose_index_path_leaves_its_folder_uses_no_index(
+    page: Page, host: Host, server: BackgroundServer
+) -> None:
+    """A loader whose static-index path names another host (`//host/x`, which the build
+    refuses to write) uses no index: nothing would be fetched from that host."""
+    loader = host.root / "agentskit" / "agentskit-ask.js"
+    text = loader.read_text(encoding="utf-8")
+    planted = re.sub(
+        r'/\* agentskit:static-index \*/ "[^"]*"',
+        '/* agentskit:static-index */ "//evil.example/agentskit-static.0123456789abcdef.json"',
+        text,
+    )
+    assert planted != text
+    loader.write_text(planted, encoding="utf-8")
+    try:
+        page.goto(server.url + "/")
+        page.wait_for_function("globalThis.agentskitAsk !== undefined")
+        assert page.evaluate("globalThis.agentskitAsk.staticIndex") is None
+        expect(page.locator("agentskit-ask")).to_have_attribute("data-answers", "backend")
+    finally:
+        loader.write_text(text, encoding="utf-8")
+
+
 @pytest.mark.parametrize("host", STATIC, indirect=True, ids=["mkdocs", "sphinx"])
 def test_a_near_miss_says_so_and_shows_the_closest_sections_that_resolve(
     page: Page, host: Host, server: BackgroundServer
