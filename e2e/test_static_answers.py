@@ -122,6 +122,12 @@ class Host:
     policy: str | None = None
     paths: list[str] = field(default_factory=list)
     posts: list[str] = field(default_factory=list)
+    fallback: set[str] = field(default_factory=set)
+    """Paths answered as a single-page app's host answers a missing file during a deploy:
+    200 and its HTML shell."""
+
+
+SPA_SHELL = b"<!doctype html><html><head><title>Docs</title></head><body><div id=app></div>"
 
 
 def plain_handler(host: Host) -> type[http.server.SimpleHTTPRequestHandler]:
@@ -143,6 +149,14 @@ def plain_handler(host: Host) -> type[http.server.SimpleHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             host.paths.append(self.path)
+            if self.path in host.fallback:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Content-Length", str(len(SPA_SHELL)))
+                self.end_headers()
+                self.wfile.write(SPA_SHELL)
+                return
             super().do_GET()
 
         def do_POST(self) -> None:
@@ -284,6 +298,30 @@ def test_a_static_site_answers_in_the_page_with_sources_that_resolve(
     for href in hrefs:
         assert href.startswith(server.url + "/"), href
         assert_link_resolves(page, href)
+
+
+@pytest.mark.parametrize("host", [("mkdocs", None)], indirect=True, ids=["mkdocs"])
+def test_a_loader_whose_index_path_leaves_its_folder_uses_no_index(
+    page: Page, host: Host, server: BackgroundServer
+) -> None:
+    """A loader whose static-index path names another host (`//host/x`, which the build
+    refuses to write) uses no index: nothing would be fetched from that host."""
+    loader = host.root / "agentskit" / "agentskit-ask.js"
+    text = loader.read_text(encoding="utf-8")
+    planted = re.sub(
+        r'/\* agentskit:static-index \*/ "[^"]*"',
+        '/* agentskit:static-index */ "//evil.example/agentskit-static.0123456789abcdef.json"',
+        text,
+    )
+    assert planted != text
+    loader.write_text(planted, encoding="utf-8")
+    try:
+        page.goto(server.url + "/")
+        page.wait_for_function("globalThis.agentskitAsk !== undefined")
+        assert page.evaluate("globalThis.agentskitAsk.staticIndex") is None
+        expect(page.locator("agentskit-ask")).to_have_attribute("data-answers", "backend")
+    finally:
+        loader.write_text(text, encoding="utf-8")
 
 
 @pytest.mark.parametrize("host", STATIC, indirect=True, ids=["mkdocs", "sphinx"])
@@ -490,6 +528,90 @@ class TestOffline:
         kept = kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS)
         assert not set(earlier) & set(kept), "an earlier build's files are dropped"
         assert set(fetched) <= set(kept), "this build's files are all kept"
+
+    @pytest.mark.parametrize("host", [("mkdocs", "larger")], indirect=True, ids=["mkdocs"])
+    def test_a_part_answered_with_html_during_a_deploy_is_fetched_again_after_it(
+        self,
+        page: Page,
+        context: BrowserContext,
+        host: Host,
+        server: BackgroundServer,
+        watch: Watch,
+    ) -> None:
+        """A host answering a part with 200 + its HTML shell while a deploy is under way:
+        the worker keeps no such file, the reader is told to ask again (not to rebuild),
+        and once the host answers the right part, online reloads answer again."""
+        cached = answered_and_kept(page, host, server, watch)
+        manifest = next(p for p in cached if MANIFEST_PATH.search(p))
+        search = StaticSearch((host.root / manifest.lstrip("/")).read_bytes())
+        needed = sorted({INDEX_PATH + n for n in search.parts_for(OTHER_QUESTION, 4)} - set(cached))
+        assert needed, "the other question needs a part not fetched yet"
+        part = needed[0]
+        host.fallback.add(part)
+
+        page.reload()
+        widget = AskWidget(page).open()
+        widget.ask(OTHER_QUESTION)
+        assert widget.wait_answer() == "error"
+        assert "Ask again in a moment" in (widget.answer_error or "")
+        assert part not in kept_parts_within(page, [], 0), "an HTML shell is never kept"
+        assert host.paths.count(part) >= 2, "fetched once more past the HTTP cache"
+
+        host.fallback.clear()  # the deploy is done
+        for _reload in range(2):
+            page.reload()
+            widget = AskWidget(page).open()
+            widget.ask(OTHER_QUESTION)
+            assert widget.wait_answer() == "complete"
+        kept = kept_parts_within(page, sorted({*cached, *needed}), KEPT_PARTS_TIMEOUT_MS)
+        assert part in kept
+        stored = page.evaluate(
+            """async (path) => {
+                const response = await (await caches.open('agentskit-ask:index')).match(path);
+                return response ? new Uint8Array(await response.arrayBuffer()).length : -1;
+            }""",
+            part,
+        )
+        assert stored == (host.root / part.lstrip("/")).stat().st_size
+
+    @pytest.mark.parametrize("host", [("mkdocs", "larger")], indirect=True, ids=["mkdocs"])
+    def test_a_kept_part_that_fails_its_proof_is_dropped_and_fetched_again(
+        self,
+        page: Page,
+        context: BrowserContext,
+        host: Host,
+        server: BackgroundServer,
+        watch: Watch,
+    ) -> None:
+        """A kept part and the kept manifest replaced by an HTML shell (as an earlier worker
+        kept a deploy's fallback): each is dropped, fetched once more, and the answer comes."""
+        cached = answered_and_kept(page, host, server, watch)
+        manifest = next(p for p in cached if MANIFEST_PATH.search(p))
+        part = next(p for p in cached if not MANIFEST_PATH.search(p))
+        page.evaluate(
+            """async (paths) => {
+                const cache = await caches.open('agentskit-ask:index');
+                for (const path of paths) {
+                    const headers = { 'content-type': 'text/html' };
+                    await cache.put(path, new Response('<!doctype html><p>app</p>', { headers }));
+                }
+            }""",
+            [manifest, part],
+        )
+        page.reload()
+        widget = AskWidget(page).open()
+        widget.ask(QUESTION)
+        assert widget.wait_answer() == "complete"
+        for path in (manifest, part):
+            size = page.evaluate(
+                """async (path) => {
+                    const cache = await caches.open('agentskit-ask:index');
+                    const response = await cache.match(path);
+                    return response ? (await response.arrayBuffer()).byteLength : -1;
+                }""",
+                path,
+            )
+            assert size == (host.root / path.lstrip("/")).stat().st_size, path
 
 
 # -------------------------------------------------------------------- backend configured

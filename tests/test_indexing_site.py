@@ -242,3 +242,101 @@ def test_an_unreadable_page_is_counted_and_the_rest_indexed(
     index, report = index_site_with_report(site)
     assert index.pages == 3
     assert report.skipped["unreadable"] == 1
+
+
+def test_a_page_linking_outside_the_site_is_skipped_and_said_once(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentskit_web.cli import main
+    from agentskit_web.indexing.site import SKIP_OUTSIDE, index_site_with_report
+
+    secret = tmp_path / "secret.html"
+    secret.write_text(page("<h1>Secret</h1><p>Private words.</p>"), encoding="utf-8")
+    (site / "leak.html").symlink_to(secret)
+    (site / "guide" / "leak2.html").symlink_to(secret)
+    (site / "alias.html").symlink_to(site / "api.html")  # a link inside the site is a page
+    index, report = index_site_with_report(site)
+    assert all("Private" not in chunk.text for chunk in index.chunk_list())
+    assert report.skipped[SKIP_OUTSIDE] == 2
+    assert "/alias.html" in {chunk.path for chunk in index.chunk_list()}
+    assert main(["index", str(site), "--out", str(tmp_path / "o")]) == 0
+    summary = capsys.readouterr().out.splitlines()[0]
+    assert summary.count(SKIP_OUTSIDE) == 1 and f"2 {SKIP_OUTSIDE}" in summary
+
+
+def test_a_page_whose_file_name_is_no_url_path_is_skipped_and_the_rest_indexed(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from agentskit_web.cli import main
+    from agentskit_web.indexing.site import SKIP_NAME_NOT_URL
+
+    for name in (b"caf\xe9.html", b"back\\slash.html", b"tab\there.html"):
+        with open(os.path.join(os.fsencode(site), name), "wb") as file:
+            file.write(page("<h1>Cafe</h1><p>Odd name.</p>").encode())
+    write(site, "with space.html", page("<h1>Space</h1><p>A space is fine.</p>"))
+    assert main(["index", str(site), "--out", str(tmp_path / "o")]) == 0
+    assert f"3 {SKIP_NAME_NOT_URL}" in capsys.readouterr().out
+    written = find_site_index(tmp_path / "o")
+    assert written is not None
+    assert parse_site_index(written.read_bytes()).value.pages == 4
+
+
+def _sections(count: int) -> str:
+    return "<h1>Many</h1>" + "".join(f"<h2 id='s{i}'>S{i}</h2><p>w{i}</p>" for i in range(count))
+
+
+def test_the_chunk_bound_at_the_limit_and_past_it_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentskit_web.cli import main
+    from agentskit_web.indexing import site as site_module
+
+    root = tmp_path / "site"
+    write(root, "index.html", page(_sections(10)))  # one chunk per section
+    monkeypatch.setattr(site_module, "SITE_INDEX_MAX_CHUNKS", 10)
+    assert len(index_site(root).chunks) == 10
+    monkeypatch.setattr(site_module, "SITE_INDEX_MAX_CHUNKS", 9)
+    assert main(["index", str(root)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "more than an index holds (9)" in captured.err
+
+
+def test_past_200000_chunks_the_command_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentskit_web.answering.site_index import SITE_INDEX_MAX_CHUNKS
+    from agentskit_web.cli import main
+
+    root = tmp_path / "site"
+    per_page = 20_000
+    for number in range(SITE_INDEX_MAX_CHUNKS // per_page):
+        write(root, f"p{number}.html", page(_sections(per_page)))
+    write(root, "extra.html", page("<h1>Extra</h1><p>One chunk too many.</p>"))
+    assert main(["index", str(root)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"agentskit-web index: {root} makes {SITE_INDEX_MAX_CHUNKS + 1} chunks,"
+        f" more than an index holds ({SITE_INDEX_MAX_CHUNKS})\n"
+    )
+
+
+def test_the_writer_refuses_what_its_reader_would_refuse_at_the_limit_and_past_it(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentskit_web.cli import main
+    from agentskit_web.indexing import site as site_module
+
+    size = len(index_site(site).to_bytes())
+    monkeypatch.setattr(site_module, "SITE_INDEX_MAX_BYTES", size)
+    assert main(["index", str(site), "--out", str(tmp_path / "at")]) == 0
+    assert find_site_index(tmp_path / "at") is not None
+    capsys.readouterr()
+    monkeypatch.setattr(site_module, "SITE_INDEX_MAX_BYTES", size - 1)
+    assert main(["index", str(site), "--out", str(tmp_path / "past")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1
+    assert f"the index would be {size} bytes, more than its readers accept" in captured.err
+    assert not (tmp_path / "past").exists()

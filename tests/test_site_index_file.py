@@ -111,3 +111,56 @@ def test_the_size_bound_counts_utf8_bytes_of_text_input(monkeypatch):
     assert parse_site_index(text).ok  # at the bound
     monkeypatch.setattr(site_index, "SITE_INDEX_MAX_BYTES", len(data) - 1)
     assert parse_site_index(text).diagnostic.code == "SITE_INDEX_TOO_LARGE"  # one byte past
+
+
+def _read_in_a_small_address_space(path):
+    """Run the server's index-file read in a child limited to 1 GB of address space: a read
+    that loads a 3 GB file whole fails there with MemoryError, as it would on a small host."""
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from agentskit_web.server.site_source import SiteSourceError, read_index_file\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+        "try:\n"
+        "    read_index_file(Path(sys.argv[1]))\n"
+        "except SiteSourceError as error:\n"
+        "    print(error)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_a_3_gb_index_file_is_refused_by_its_size_before_it_is_read(tmp_path):
+    big = tmp_path / "agentskit-index.0123456789abcdef.json"
+    with big.open("wb") as file:
+        file.truncate(3 * 1024**3)  # sparse: no disk used
+    done = _read_in_a_small_address_space(big)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == f"Index file {big}: {site_index.INDEX_TOO_LARGE.message}"
+
+
+def test_the_index_file_read_at_the_size_limit_and_past_it(tmp_path, monkeypatch):
+    from agentskit_web.indexing import site
+
+    data = _index().to_bytes()
+    file = tmp_path / "agentskit-index.0123456789abcdef.json"
+    file.write_bytes(data)
+    monkeypatch.setattr(site, "SITE_INDEX_MAX_BYTES", len(data))
+    assert site.read_site_index_bytes(file) == data
+    monkeypatch.setattr(site, "SITE_INDEX_MAX_BYTES", len(data) - 1)
+    assert site.read_site_index_bytes(file) is None
+
+
+def test_an_index_path_that_is_a_fifo_is_an_error_not_a_wait(tmp_path):
+    import os
+
+    from agentskit_web.indexing.site import read_site_index_bytes
+
+    fifo = tmp_path / "agentskit-index.0123456789abcdef.json"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_site_index_bytes(fifo)

@@ -30,10 +30,12 @@ from agentskit_web.chat.ask.failure import NO_GROUNDED_SOURCES
 from agentskit_web.chat.conversation import Conversation
 from agentskit_web.chat.message import ChatMessage, message_parts
 from agentskit_web.chat.static_answers import (
+    INDEX_CHANGING_MESSAGE,
     INDEX_INVALID_MESSAGE,
     INDEX_MISSING_MESSAGE,
     INDEX_UNREACHABLE_MESSAGE,
     QUESTION_TOO_WIDE_MESSAGE,
+    STATIC_FETCH_ROUNDS_MAX,
     STATIC_FIRST_PAINT_PAUSE_SECONDS,
     STATIC_PARTS_PER_QUESTION_MAX,
     FallbackAdapter,
@@ -281,6 +283,38 @@ def test_parts_per_question_at_the_bound_and_one_past_it() -> None:
     assert files.requested == [MANIFEST]
 
 
+class ChainEngine(FakeEngine):
+    """A long question's search: each round's parts lead it to one more part it must read
+    (a question of hundreds of words, whose typo repairs and compounds need parts found
+    only once earlier parts are read), up to `len(terms)` rounds."""
+
+    def parts_for(self, question: str, limit: int) -> list[str]:
+        chain = list(self.terms.values())
+        return chain[len(self.loaded) : len(self.loaded) + 1]
+
+
+def test_fetch_rounds_at_the_bound_and_one_past_it_ask_for_fewer_words() -> None:
+    """Past the round bound the reader is told to ask in fewer words, not that the site
+    must be rebuilt (issue 36: a 400-word question got "built again")."""
+
+    def chat_over(rounds: int) -> Conversation:
+        words = [f"w{n}" for n in range(rounds)]
+        files: dict[str, Any] = {
+            MANIFEST: (200, json.dumps({w: f"{w}.json" for w in words}).encode())
+        }
+        files.update({FOLDER + f"{w}.json": (200, b'["lantern"]') for w in words})
+        chat = conversation(
+            create_static_answers_adapter(
+                manifest_url=MANIFEST, transport=Files(files), engine=(ChainEngine, compose)
+            )
+        )
+        run(chat.send(" ".join(["lantern", *words])))
+        return chat
+
+    assert answer_of(chat_over(STATIC_FETCH_ROUNDS_MAX)).status == "complete"
+    assert answer_of(chat_over(STATIC_FETCH_ROUNDS_MAX + 1)).error == QUESTION_TOO_WIDE_MESSAGE
+
+
 def test_a_part_at_the_size_bound_is_read_and_one_byte_more_is_refused() -> None:
     def padded(size: int) -> bytes:
         data = b'["lantern"]'
@@ -525,14 +559,20 @@ def test_the_real_engine_declines_as_the_backend_does() -> None:
     assert answer.notice == NOT_FOUND_MESSAGE and answer.content == ""
 
 
-def test_a_part_whose_bytes_do_not_match_its_name_is_refused() -> None:
+def test_a_part_whose_bytes_do_not_match_its_name_is_refused_and_fetched_again() -> None:
+    """A mismatched part (a deploy under way) says to ask again, not to rebuild; it is not
+    added, so the next question fetches it again and answers once the host has it right."""
     files, manifest = real_host()
+    right = dict(files.files)
     for url, (status, data) in list(files.files.items()):
         if url != manifest:
             files.files[url] = (status, data.replace(b"ninety", b"eighty"))
     chat = conversation(real_adapter(files, manifest))
     run(chat.send("How long does the lantern take to charge?"))
-    assert answer_of(chat).error == INDEX_INVALID_MESSAGE
+    assert answer_of(chat).error == INDEX_CHANGING_MESSAGE
+    files.files.update(right)
+    run(chat.send("How long does the lantern take to charge?"))
+    assert answer_of(chat).error is None
 
 
 def test_a_manifest_that_is_not_one_says_to_rebuild() -> None:

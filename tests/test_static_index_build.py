@@ -31,7 +31,19 @@ def test_writing_the_manifest_path_is_idempotent_and_can_be_undone() -> None:
     assert loader_with_static_index(again, None) == TEMPLATE
 
 
-@pytest.mark.parametrize("path", ['index/x".json', "https://cdn.example/m.json", "a b"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        'index/x".json',
+        "https://cdn.example/m.json",
+        "a b",
+        "//cdn.example/m.json",  # scheme-relative: another host (issue 36)
+        "/index/m.json",
+        "../m.json",
+        "index//m.json",
+        "index/../../m.json",
+    ],
+)
 def test_a_manifest_path_that_is_not_plain_is_refused(path: str) -> None:
     with pytest.raises(BuildError):
         loader_with_static_index(TEMPLATE, path)

@@ -174,21 +174,76 @@ async function cacheFirst(request) {
 }
 
 // ---------------------------------------------------------------- static index files
-// Content-hashed, so a kept copy is always right; a response the page caching rules
-// would not keep (private, no-store, personal Vary) is passed on and never kept.
+// Content-hashed, so a kept copy is right once its bytes are checked against its name: a
+// manifest's name holds the hash of its bytes, a part's name its kind's hash tree root, to
+// which the proof the part opens with must lead (as answering/static_index.py checks it).
+// A file that fails (a host's SPA fallback answering 200 + HTML during a deploy) is never
+// kept; a kept one that fails is dropped and fetched once more, past the HTTP cache, before
+// the page sees anything. A response the page caching rules would not keep (private,
+// no-store, personal Vary) is passed on and never kept.
 function isIndexFile(url) {
   return url.href.startsWith(INDEX_FOLDER);
 }
 
 const keepable = mayKeep;
+const HASH_CHARS = 16;
+const PROOF_OPEN = '{"proof":"';
+const PART_PLACE = /\/agentskit-static\.[a-z]+\.([0-9a-f]{16})-(\d+)\.json$/;
+const HEX_DIGITS = /^(?:[0-9a-f]{16})*$/;
+
+async function digest(bytes) {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(hash, (byte) => byte.toString(16).padStart(2, "0")).join("").slice(0, HASH_CHARS);
+}
+
+const ascii = new TextEncoder();
+
+// Whether an index file's bytes are the ones its name stands for.
+async function holdsItsName(url, response) {
+  const path = new URL(url).pathname;
+  const bytes = new Uint8Array(await response.clone().arrayBuffer());
+  const manifest = /\/agentskit-static\.([0-9a-f]{16})\.json$/.exec(path);
+  if (manifest) return (await digest(bytes)) === manifest[1];
+  const place = PART_PLACE.exec(path);
+  if (!place) return false;
+  const text = new TextDecoder("latin1").decode(bytes.subarray(0, 4096));
+  const end = text.indexOf('",', PROOF_OPEN.length);
+  if (!text.startsWith(PROOF_OPEN) || end < 0) return false;
+  const proof = text.slice(PROOF_OPEN.length, end);
+  if (!HEX_DIGITS.test(proof)) return false;
+  const body = new Uint8Array(bytes.length - end - 1);
+  body[0] = 0x7b; // the body's own opening brace, which the proof took the place of
+  body.set(bytes.subarray(end + 2), 1);
+  let node = await digest(body);
+  let number = Number(place[2]);
+  for (let at = 0; at < proof.length; at += HASH_CHARS) {
+    const sibling = proof.slice(at, at + HASH_CHARS);
+    node = await digest(ascii.encode(number & 1 ? sibling + node : node + sibling));
+    number = Math.floor(number / 2);
+  }
+  return node === place[1];
+}
+
+// A fetched index file worth keeping: keepable and holding its name.
+async function sound(url, response) {
+  return keepable(response) && (await holdsItsName(url, response));
+}
 
 async function indexFile(event) {
   const { request } = event;
   const cache = await caches.open(INDEX_CACHE);
   const cached = await cache.match(request);
-  if (cached) return cached;
-  const response = await fetch(request);
-  if (keepable(response)) {
+  if (cached) {
+    if (await holdsItsName(request.url, cached)) return cached;
+    await cache.delete(request);
+  }
+  let response = await fetch(request);
+  let holds = await sound(request.url, response);
+  if (!holds && keepable(response)) {
+    response = await fetch(request, { cache: "reload" }); // once more, past the HTTP cache
+    holds = await sound(request.url, response);
+  }
+  if (holds) {
     await cache.put(request, response.clone());
     if (MANIFEST_FILE.test(new URL(request.url).pathname)) {
       event.waitUntil(dropOtherBuilds(cache, request.url, response.clone()));
@@ -258,7 +313,7 @@ async function keep(urls, scopePages) {
       if (isIndexFile(new URL(url))) {
         // Already fetched by the page, so from the HTTP cache; kept only if keepable.
         const response = await fetch(url, { cache: "force-cache" });
-        if (!keepable(response)) throw new Error(`HTTP ${response.status}`);
+        if (!(await sound(url, response))) throw new Error(`HTTP ${response.status}, not the named file`);
         await index.put(url, response);
         return;
       }

@@ -417,8 +417,12 @@ function keepSnapshot() {
 
 const STATIC_INDEX = /* agentskit:static-index */ null;
 
+// The build writes a plain relative path; a path that leaves this folder (`//host/x`,
+// `/x`, `../x`) is refused here too, so the page never fetches an index from elsewhere.
 function staticIndexURL() {
-  return STATIC_INDEX ? new URL(STATIC_INDEX, BASE) : null;
+  if (!STATIC_INDEX) return null;
+  const url = new URL(STATIC_INDEX, BASE);
+  return url.origin === BASE.origin && url.href.startsWith(BASE.href) ? url : null;
 }
 
 // What answers this element: "static" without an endpoint when an index is published,
@@ -426,7 +430,7 @@ function staticIndexURL() {
 function answersOf(element) {
   const protocol = (element.getAttribute("protocol") || "ask").trim().toLowerCase();
   const named = (element.getAttribute("endpoint") || "").trim() !== "";
-  return STATIC_INDEX && protocol !== "turn" && !named ? "static" : "backend";
+  return staticIndexURL() && protocol !== "turn" && !named ? "static" : "backend";
 }
 
 function prefetchStaticIndex(element) {
@@ -733,7 +737,7 @@ if (!customElements.get(ELEMENT)) customElements.define(ELEMENT, AskElement);
 globalThis.agentskitAsk ??= Object.freeze({
   assets: ASSETS,
   /** The static index manifest's URL when the site published one, else null. */
-  staticIndex: STATIC_INDEX ? new URL(STATIC_INDEX, BASE).href : null,
+  staticIndex: staticIndexURL()?.href ?? null,
   /** True once a reader's intent started the index's prefetch (the widget may then warm). */
   staticIndexWanted: () => Boolean(shared.indexPrefetch),
   /** The runtime promise once started (tests and page scripts), else null. */

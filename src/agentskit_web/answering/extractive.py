@@ -142,6 +142,26 @@ def quote_sentences(passage: Passage, question_terms: set[str]) -> list[list[str
     return runs
 
 
+_MARKDOWN_PUNCTUATION: Final = re.compile(r"[\\`*_\[\]<>~&!|#]")
+"""Characters Markdown may read as syntax anywhere in a line (links, images, autolinks,
+code spans, emphasis, entities, tables, headings): each is backslash-escaped in a quote."""
+_LINE_START_MARKER: Final = re.compile(r"^(?:[-+=]|(\d{1,9})[.)])")
+"""A list item, setext underline or ordered item a quote's first sentence could start."""
+
+
+def markdown_text(text: str) -> str:
+    """Text that Markdown renders as itself: a docs page's prose that shows Markdown syntax
+    (`[ok](https://evil.example/phish)`) stays text in the answer, never a live link."""
+    escaped = _MARKDOWN_PUNCTUATION.sub(lambda match: "\\" + match.group(), text)
+    marker = _LINE_START_MARKER.match(escaped)
+    if marker is None:
+        return escaped
+    if marker.group(1) is None:
+        return "\\" + escaped
+    end = marker.end() - 1
+    return escaped[:end] + "\\" + escaped[end:]
+
+
 def _quote_block(runs: Sequence[Sequence[str]], number: int) -> str:
     """A Markdown blockquote: each sentence and code block followed by its [n];
     `…` marks sentences left out between two quoted ones."""
@@ -150,7 +170,9 @@ def _quote_block(runs: Sequence[Sequence[str]], number: int) -> str:
     code = [run[0] for run in runs if run[0].startswith("```")]
     parts = []
     if prose:
-        parts.append(" … ".join(" ".join(f"{s} {marker}" for s in run) for run in prose))
+        parts.append(
+            " … ".join(" ".join(f"{markdown_text(s)} {marker}" for s in run) for run in prose)
+        )
     parts.extend(f"{block}\n{marker}" for block in code)
     body = "\n\n".join(parts)
     return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
@@ -168,7 +190,8 @@ def compose_extractive_answer(question: str, passages: Sequence[Passage]) -> str
     for number, passage in enumerate(passages, start=1):
         runs = quote_sentences(passage, question_terms)
         if runs:
-            blocks.append(f"{_quote_block(runs, number)}\n\n— *{passage.title}* [{number}]")
+            title = markdown_text(passage.title)
+            blocks.append(f"{_quote_block(runs, number)}\n\n— *{title}* [{number}]")
     if not blocks:
         raise NoQuotableText("No passage had quotable text.")
     intro = "Here is what the documentation says:"

@@ -13,9 +13,10 @@ hostile), like every decoder of the protocol layer.
 
 import hashlib
 import json
+import re
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from ..protocol.diagnostics import DecodeResult, Diagnostic
 from ..protocol.wire_json import JSON_INVALID, parse_json
@@ -31,6 +32,24 @@ SITE_INDEX_MAX_CHUNKS: Final = 200_000
 SITE_INDEX_FILE_PREFIX: Final = "agentskit-index."
 SITE_INDEX_HASH_CHARS: Final = 16
 """Hex digits of the content hash in the file name (64 bits: no collision between builds)."""
+
+SITE_PATH: Final = re.compile(r"/(?![/\\])[^\x00-\x1f\x7f\\]*")
+"""A chunk's `path`: a path on the site's own origin (`/guide/`), never a full URL, a
+scheme-relative `//host/` or a backslash a browser reads as `/`: an index is the site's
+own pages, so its sources are links on the site (issue 36: a full URL became a live
+source link to another host)."""
+
+
+def is_site_path(value: object) -> bool:
+    """Whether value is a path on the site's own origin (SITE_PATH)."""
+    return isinstance(value, str) and SITE_PATH.fullmatch(value) is not None
+
+
+def _site_path(value: str) -> str:
+    if not is_site_path(value):
+        raise ValueError("a chunk's path must be a path on the site (`/page/`), not a URL")
+    return value
+
 
 INDEX_TOO_LARGE: Final = Diagnostic(
     "SITE_INDEX_TOO_LARGE", f"The site index is larger than {SITE_INDEX_MAX_BYTES} bytes."
@@ -48,7 +67,7 @@ INDEX_INVALID: Final = Diagnostic(
 class IndexedChunk(StrictWireModel):
     """One chunk on the wire: `answering.chunk.Chunk`'s fields, with its wire names."""
 
-    path: Annotated[str, Field(min_length=1)]
+    path: Annotated[str, Field(min_length=1), AfterValidator(_site_path)]
     anchor: str | None = None
     page_title: str = Field(alias="pageTitle")
     heading: str

@@ -68,7 +68,7 @@ from .chunk import Chunk, Found, Passage
 from .inverted_index import FIELD_COUNT, Count, Entry, InvertedIndex
 from .query_terms import LAST_CHAR, Vocabulary, normalise_synonyms
 from .ranking import SearchIndex
-from .site_index import SiteIndex
+from .site_index import SiteIndex, is_site_path
 
 STATIC_INDEX_FORMAT: Final = "agentskit.static-index"
 STATIC_INDEX_VERSION: Final = 2
@@ -772,7 +772,7 @@ class StaticSearch:
             if type(row) is not list or not (len(row) == 6 or marked):
                 return PART_INVALID
             path, anchor, page_title, heading, text, code = row[:6]
-            if not (_str_list([path, page_title, heading, text, code]) and path):
+            if not (_str_list([path, page_title, heading, text, code]) and is_site_path(path)):
                 return PART_INVALID
             if anchor is not None and type(anchor) is not str:
                 return PART_INVALID

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from ..answering.site_index import SiteIndex, parse_site_index
+from ..answering.site_index import INDEX_TOO_LARGE, SiteIndex, parse_site_index
 from .assets import LOADER, compressed_copies
 from .files import BuildError, write_if_changed
 
@@ -48,6 +48,13 @@ class StaticIndexReport:
     bytes_written: int
 
 
+PLAIN_RELATIVE_PATH: Final = re.compile(
+    r"[A-Za-z0-9_-][A-Za-z0-9._-]*(?:/[A-Za-z0-9_-][A-Za-z0-9._-]*)*"
+)
+"""A path below the loader's folder: segments that start with a letter, digit, `_` or `-`
+(never `..`, never empty), so no `/x` (the site's root), no `//host/x` (another host)."""
+
+
 def loader_with_static_index(text: str, manifest: str | None) -> str:
     """The loader's text with `STATIC_INDEX` set to `manifest` (or null); idempotent."""
     found = STATIC_INDEX_MARKER.findall(text)
@@ -57,7 +64,7 @@ def loader_with_static_index(text: str, manifest: str | None) -> str:
             "(an assets folder from an older agentskit-web? run `agentskit-web assets` again)"
         )
     value = "null" if manifest is None else '"' + manifest + '"'
-    if manifest is not None and not re.fullmatch(r"[A-Za-z0-9._/-]+", manifest):
+    if manifest is not None and not PLAIN_RELATIVE_PATH.fullmatch(manifest):
         raise BuildError(f"static index manifest path {manifest!r} is not a plain relative path")
     return STATIC_INDEX_MARKER.sub(lambda _m: f"/* agentskit:static-index */ {value}", text)
 
@@ -117,12 +124,18 @@ def publish_static_index(
 def site_index_of(site_dir: Path, assets_dir: Path, base_path: str) -> SiteIndex:
     """The site index the build wrote (assets folder first, then the site's root), else
     one read from the built HTML now. Raises BuildError for an unusable index file."""
-    from ..indexing.site import find_site_index, index_site
+    from ..indexing.site import find_site_index, index_site, read_site_index_bytes
 
     for folder in (assets_dir, site_dir):
         found = find_site_index(folder) if folder.is_dir() else None
         if found is not None:
-            decoded = parse_site_index(found.read_bytes())
+            try:
+                data = read_site_index_bytes(found)
+            except OSError as error:
+                raise BuildError(f"{found}: cannot be read: {error.strerror}") from None
+            if data is None:
+                raise BuildError(f"{found}: {INDEX_TOO_LARGE.message}")
+            decoded = parse_site_index(data)
             index = decoded.value if decoded.ok else None
             if not isinstance(index, SiteIndex):
                 reason = decoded.diagnostic.message if decoded.diagnostic else "unreadable"

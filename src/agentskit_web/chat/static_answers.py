@@ -95,6 +95,13 @@ INDEX_MISSING_MESSAGE: Final = (
 INDEX_INVALID_MESSAGE: Final = (
     "This site's search index could not be read; the site needs to be built again."
 )
+INDEX_CHANGING_MESSAGE: Final = (
+    "A file of this site's search index is not the one the index names; the site may be "
+    "being published. Ask again in a moment."
+)
+"""A part that fails its proof (a host's SPA fallback answering 200 + HTML during a deploy):
+the next question fetches it again (the offline worker keeps only parts that hold their
+name), so this is a wait, not a rebuild."""
 QUESTION_TOO_WIDE_MESSAGE: Final = (
     "This question touches too much of the index at once; ask it in fewer words."
 )
@@ -234,7 +241,10 @@ class StaticAnswerSource(OnceSource):
             if fetched > STATIC_PARTS_PER_QUESTION_MAX:
                 raise _Failure(QUESTION_TOO_WIDE_MESSAGE)
             if _round == STATIC_FETCH_ROUNDS_MAX:
-                raise _Failure(INDEX_INVALID_MESSAGE)  # parts that never satisfy the search
+                # Every part added passed its proof: a search still asking for more is a
+                # question reaching into too much of the index (a 400-word paste), not an
+                # index to rebuild.
+                raise _Failure(QUESTION_TOO_WIDE_MESSAGE)
             await self._guarded(adapter.load_parts(search, wanted))
             if self.aborted:
                 return
@@ -418,7 +428,8 @@ class StaticAnswersAdapter:
             except Exception:
                 refused = True
             if refused is not None:
-                raise _Failure(INDEX_INVALID_MESSAGE)
+                retryable = getattr(refused, "retryable", False) is True
+                raise _Failure(INDEX_CHANGING_MESSAGE if retryable else INDEX_INVALID_MESSAGE)
             self._loaded.add(name)
 
     async def _fetch(self, url: str, limit: int) -> bytes:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Final
 
 from ..docs_text import split_attr_list
 from .docs_folder import Page, Section
-from .html_tree import Element, parse_html_tree
+from .html_tree import Element, parse_html_tree, remove_all
 from .selector import Selector
 from .themes import (
     ALWAYS_STRIP,
@@ -47,6 +48,11 @@ BLOCK_TAGS: Final = frozenset(
 
 PERMALINK_SIGNS: Final = frozenset({"", "¶", "#", "§", "🔗", "\u200b", "link"})
 """Text of a permalink inside a heading (`<a href="#id">¶</a>`): never part of a title."""
+PERMALINK_MAX_NODES: Final = 64
+"""Most nodes (elements and texts) below a permalink: one with more is not a sign, and its
+check stays bounded however deep a page nests links inside a heading."""
+PERMALINK_MAX_CHARS: Final = 256
+"""Most characters, whitespace included, of a permalink's text."""
 
 NO_LANGUAGE: Final = frozenset({"default", "none", "text", "plain", "plaintext", "nohighlight"})
 _LANGUAGE_CLASS: Final = re.compile(r"^(?:language|lang|highlight|sourceCode)-([\w+#.-]+)$")
@@ -119,13 +125,14 @@ def skip_reason(elements: Sequence[Element]) -> str | None:
             return SKIP_REDIRECT
         if element.tag == "html" and element.classes & LISTING_PAGE_CLASSES:
             return SKIP_LISTING
-    for element in elements:
-        if element.tag in ("title", "h1"):
-            words = " ".join(element.text().split()).lower()
+    # The first <title> and the first <h1> say it (reading every one could read a page of
+    # nested titles once per level).
+    for tag in ("title", "h1"):
+        found = next((element for element in elements if element.tag == tag), None)
+        if found is not None:
+            words = " ".join(found.text().split()).lower()
             if words.startswith("404") or words.startswith("page not found"):
                 return SKIP_NOT_FOUND
-            if element.tag == "h1":
-                break
     return None
 
 
@@ -178,36 +185,66 @@ def _opens_with_heading(element: Element) -> bool:
     return first is not None and first.tag in HEADING_TAGS
 
 
-def _is_permalink(element: Element) -> bool:
-    if element.tag != "a" or not element.attrs.get("href", "").startswith("#"):
+def _short_text(element: Element) -> str | None:
+    """The element's text, or None past PERMALINK_MAX_NODES nodes or PERMALINK_MAX_CHARS."""
+    parts: list[str] = []
+    size = 0
+    stack: list[Element | str] = [element]
+    for _visit in range(PERMALINK_MAX_NODES):
+        if not stack:
+            return "".join(parts)
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+            size += len(node)
+            if size > PERMALINK_MAX_CHARS:
+                return None
+        else:
+            stack.extend(reversed(node.children))
+    return None if stack else "".join(parts)
+
+
+def _is_permalink(element: Element, in_heading: bool) -> bool:
+    """A permalink sign inside a heading (`<a href="#id">¶</a>`)."""
+    if not in_heading or element.tag != "a" or not element.attrs.get("href", "").startswith("#"):
         return False
-    if not any(heading.tag in HEADING_TAGS for heading in element.ancestors()):
-        return False
-    return " ".join(element.text().split()).lower() in PERMALINK_SIGNS
+    text = _short_text(element)
+    return text is not None and " ".join(text.split()).lower() in PERMALINK_SIGNS
 
 
 def strip_chrome(body: Element, theme: Theme | None, *, named: bool) -> None:
-    """Remove everything inside `body` that is not the page's text (in place)."""
-    doomed = [
-        element
-        for element in body.iter()
-        if element is not body
-        and (
+    """Remove everything inside `body` that is not the page's text (in place).
+
+    One walk from the top, which knows whether it is inside a heading and never enters
+    what it removes, then one removal pass: linear in the page.
+    """
+    doomed: list[Element] = []
+    in_heading = any(element.tag in HEADING_TAGS for element in (body, *body.ancestors()))
+    stack: list[tuple[Element, bool]] = [
+        (child, in_heading) for child in reversed(body.children) if isinstance(child, Element)
+    ]
+    while stack:
+        element, in_heading = stack.pop()
+        if (
             ALWAYS_STRIP.matches(element)
             or (theme is not None and theme.strip is not None and theme.strip.matches(element))
             or (not named and OUTSIDE_STRIP.matches(element))
             or _is_cookie_banner(element)
-            or _is_permalink(element)
+            or _is_permalink(element, in_heading)
+        ):
+            doomed.append(element)
+            continue
+        below = in_heading or element.tag in HEADING_TAGS
+        stack.extend(
+            (child, below) for child in reversed(element.children) if isinstance(child, Element)
         )
-    ]
-    for element in doomed:
-        element.remove()
+    remove_all(doomed)
 
 
 def code_language(pre: Element) -> str | None:
     """The language the HTML names for a `<pre>` (on it, its `<code>`, or a wrapper)."""
     candidates = [pre, *(c for c in pre.children if isinstance(c, Element) and c.tag == "code")]
-    candidates.extend(list(pre.ancestors())[:3])
+    candidates.extend(islice(pre.ancestors(), 3))
     for element in candidates:
         for name in sorted(element.classes):
             match = _LANGUAGE_CLASS.match(name)
@@ -263,11 +300,46 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def _text_outside_tables(cell: Element) -> str:
+    """A table cell's own text: a table nested in it is read as its own rows, not again here
+    (a row holding its nested tables' text made a 1 MB page a 93 MB index, issue 36)."""
+    parts: list[str] = []
+    stack: list[Element | str] = list(reversed(cell.children))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+        elif node.tag != "table":
+            stack.extend(reversed(node.children))
+    return "".join(parts)
+
+
+def _tables_with_code(body: Element) -> set[int]:
+    """The ids of the tables holding a `<pre>` (walked as blocks, so their code stays code).
+
+    Found from each `<pre>` upwards, stopping where an earlier one went: every element is
+    visited once, however deep tables nest.
+    """
+    tables: set[int] = set()
+    seen: set[int] = set()
+    for pre in body.iter():
+        if pre.tag != "pre":
+            continue
+        for element in pre.ancestors():
+            if id(element) in seen:
+                break
+            seen.add(id(element))
+            if element.tag == "table":
+                tables.add(id(element))
+    return tables
+
+
 class _Walker:
     """Turns a stripped body into sections (docs_folder's shape, so chunk_page applies)."""
 
-    def __init__(self, ids: frozenset[str]) -> None:
+    def __init__(self, ids: frozenset[str], tables_with_code: set[int]) -> None:
         self.ids = ids
+        self.tables_with_code = tables_with_code
         self.sections = [Section(heading="", level=0, anchor=None, parts=[])]
         self.title = ""
         self.code_blocks: list[CodeBlock] = []
@@ -299,12 +371,12 @@ class _Walker:
             self._api_entries(node)
         elif tag == "code":
             self._buffer.append(f"`{_clean(node.text())}`")
-        elif tag == "table" and not any(e.tag == "pre" for e in node.iter()):
+        elif tag == "table" and id(node) not in self.tables_with_code:
             self.flush()
-            for row in node.iter():
+            for row in node.iter():  # its rows and its nested tables' rows, in document order
                 if row.tag == "tr":
                     cells = [
-                        _clean(cell.text())
+                        _clean(_text_outside_tables(cell))
                         for cell in row.children
                         if isinstance(cell, Element) and cell.tag in ("td", "th")
                     ]
@@ -385,7 +457,7 @@ def read_html_page(
         # every page, outside the main content: only a results box inside it counts).
         return HtmlPage(Page(fallback_title, []), theme_name, skip=SKIP_SEARCH)
     strip_chrome(body, theme, named=named)
-    walker = _Walker(ids)
+    walker = _Walker(ids, _tables_with_code(body))
     walker.walk(body)
     walker.flush()
     title = walker.title

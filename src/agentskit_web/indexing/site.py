@@ -14,7 +14,10 @@ path; `index.html` names its folder (`a/index.html` -> `/a/`, the root
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,7 +25,13 @@ from pathlib import Path, PurePosixPath
 from typing import Final
 
 from ..answering.chunk import Chunk
-from ..answering.site_index import SITE_INDEX_FILE_PREFIX, SiteIndex
+from ..answering.site_index import (
+    SITE_INDEX_FILE_PREFIX,
+    SITE_INDEX_MAX_BYTES,
+    SITE_INDEX_MAX_CHUNKS,
+    SiteIndex,
+    is_site_path,
+)
 from .docs_folder import chunk_page
 from .html_page import read_html_page
 from .selector import SelectorError, parse_selector
@@ -44,6 +53,12 @@ PAGE_MAX_BYTES: Final = 8 * 1024 * 1024
 """Largest HTML file read as a page (a generated API page is well under 2 MB)."""
 
 _INDEX_FILE: Final = re.compile(r"^agentskit-index\.[0-9a-f]+\.json$")
+
+SKIP_OUTSIDE: Final = "outside the site"
+"""A page file that is a link to a file outside SITE_DIR: its text is not the site's."""
+SKIP_NAME_NOT_URL: Final = "file name not a URL path"
+"""A page whose file name is not UTF-8, or holds a control character or a backslash, has
+no URL path the index can write (SITE_PATH)."""
 
 
 class SiteIndexError(ValueError):
@@ -88,6 +103,21 @@ def site_pages(site_dir: Path) -> Iterator[tuple[Path, PurePosixPath]]:
             yield file, PurePosixPath(file.relative_to(site_dir).as_posix())
 
 
+def inside(file: Path, root: Path) -> bool:
+    """Whether file, its links followed, is under root (root already resolved)."""
+    return file.resolve().is_relative_to(root)
+
+
+def url_path_name(relative: PurePosixPath) -> bool:
+    """Whether a page file's path can be published: UTF-8 (undecodable bytes become
+    surrogates, which no JSON text can hold) and a SITE_PATH once under `/`."""
+    try:
+        str(relative).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return is_site_path(published_path(relative))
+
+
 def _fallback_title(relative: PurePosixPath) -> str:
     name = relative.parent.name if relative.stem == "index" else relative.stem
     return (name or "Home").replace("-", " ").replace("_", " ").capitalize()
@@ -105,9 +135,16 @@ def read_site(
         raise SiteIndexError(f"--selector: {error}") from None
     chunks: list[Chunk] = []
     report = IndexReport()
+    root = site_dir.resolve()
     for file, relative in site_pages(site_dir):
         if internal_page(relative):
             report.skipped["generator page"] += 1
+            continue
+        if not url_path_name(relative):
+            report.skipped[SKIP_NAME_NOT_URL] += 1
+            continue
+        if not inside(file, root):
+            report.skipped[SKIP_OUTSIDE] += 1
             continue
         try:
             if file.stat().st_size > PAGE_MAX_BYTES:
@@ -127,6 +164,11 @@ def read_site(
         chunks.extend(chunk_page(page.page, published_path(relative, base_path)))
     if not chunks:
         raise SiteIndexError(f"{site_dir} has no HTML page with text to index")
+    if len(chunks) > SITE_INDEX_MAX_CHUNKS:
+        raise SiteIndexError(
+            f"{site_dir} makes {len(chunks)} chunks, more than an index holds"
+            f" ({SITE_INDEX_MAX_CHUNKS})"
+        )
     return chunks, report
 
 
@@ -174,11 +216,21 @@ def index_site_with_report(
 
 
 def write_site_index(index: SiteIndex, out_dir: Path) -> Path:
-    """Write `index.file_name()` into out_dir (created), remove older index files there."""
+    """Write `index.file_name()` into out_dir (created), remove older index files there.
+
+    An index larger than its readers accept (SITE_INDEX_MAX_BYTES) is refused with a
+    SiteIndexError before anything is written: a build must not publish a file that
+    `serve-ask` and the page then refuse.
+    """
+    data = index.to_bytes()
+    if len(data) > SITE_INDEX_MAX_BYTES:
+        raise SiteIndexError(
+            f"the index would be {len(data)} bytes, more than its readers accept"
+            f" ({SITE_INDEX_MAX_BYTES}); index less of the site (--selector, data-agentskit-skip)"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     name = index.file_name()
     target = out_dir / name
-    data = index.to_bytes()
     temporary = out_dir / f".{name}.tmp"
     temporary.write_bytes(data)
     temporary.replace(target)
@@ -196,3 +248,21 @@ def find_site_index(folder: Path) -> Path | None:
     if not found:
         return None
     return max(found, key=lambda file: (file.stat().st_mtime, file.name))
+
+
+def read_site_index_bytes(path: Path) -> bytes | None:
+    """An index file's bytes, or None when it is larger than SITE_INDEX_MAX_BYTES.
+
+    The open file's size is checked before a byte is read, and no more than the bound is
+    read (a 3 GB file is refused, not loaded). Raises OSError for a file that cannot be
+    read or is not a regular file (a FIFO is opened without waiting for a writer).
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if status.st_size > SITE_INDEX_MAX_BYTES:
+            return None
+        data = file.read(SITE_INDEX_MAX_BYTES + 1)
+    return None if len(data) > SITE_INDEX_MAX_BYTES else data

@@ -30,10 +30,16 @@ from typing import Any, Final
 
 from ..answering.chunk import Chunk
 from ..answering.ranking import SearchIndex
-from ..answering.site_index import SiteIndex, parse_site_index
+from ..answering.site_index import INDEX_TOO_LARGE, SiteIndex, parse_site_index
 from ..docs_text import page_path_for
 from ..indexing.docs_folder import load_docs
-from ..indexing.site import SiteIndexError, find_site_index, index_site, normalize_base_path
+from ..indexing.site import (
+    SiteIndexError,
+    find_site_index,
+    index_site,
+    normalize_base_path,
+    read_site_index_bytes,
+)
 from ..protocol.identifiers import make_safe_id
 from .retrieval import IndexRetriever, Retriever
 
@@ -83,9 +89,11 @@ def index_files_in(site_dir: Path) -> list[Path]:
 def read_index_file(path: Path) -> SiteIndex:
     """A site index file, strictly decoded; SiteSourceError says what is wrong."""
     try:
-        data = path.read_bytes()
+        data = read_site_index_bytes(path)
     except OSError as error:
         raise SiteSourceError(f"Index file {path} cannot be read: {error.strerror}.") from error
+    if data is None:
+        raise SiteSourceError(f"Index file {path}: {INDEX_TOO_LARGE.message}")
     result = parse_site_index(data)
     if not result.ok or not isinstance(result.value, SiteIndex):
         reason = result.diagnostic.message if result.diagnostic else "it is invalid"
