@@ -88,11 +88,15 @@ def test_site_dir_figures_and_threshold(
     site: Path, questions: Path, capsys: pytest.CaptureFixture[str], threshold: str, status: int
 ) -> None:
     """At the hit rate exactly the run passes; a hair above it, exit 1."""
-    code, out, err = run(capsys, str(questions), "--site-dir", str(site), "--min-hit-rate", threshold)
+    code, out, err = run(
+        capsys, str(questions), "--site-dir", str(site), "--min-hit-rate", threshold
+    )
     assert (code, err) == (status, "")
     assert out[:5] == SUMMARY
     # The miss shows what was cited instead (the charging page, not the cleaning one).
-    assert out[5].startswith("    expected /guide/care/cleaning/; got answered: /guide/setup/charging/")
+    assert out[5].startswith(
+        "    expected /guide/care/cleaning/; got answered: /guide/setup/charging/"
+    )
 
 
 def test_without_threshold_exits_zero(
@@ -135,7 +139,10 @@ def test_a_near_miss_from_the_backend_counts_as_declined(
         "hit rate 0.000 (0/1: an expected page among the first 3 sources)",
         "declines 1/1 declined as they should; 1/1 questions with pages declined",
     ]
-    assert out[-1] == "    expected /guide/care/cleaning/; got near miss: /guide/care/cleaning/#wipe-the-globe"
+    assert (
+        out[-1]
+        == "    expected /guide/care/cleaning/; got near miss: /guide/care/cleaning/#wipe-the-globe"
+    )
 
 
 def test_unknown_expected_page_is_refused_not_missed(
@@ -176,7 +183,10 @@ def test_bad_questions_files_get_a_clear_message(tmp_path: Path, body: str, mess
 
 
 def test_bounds_at_the_limit_and_past_it() -> None:
-    at = {"question": "q" * EVAL_QUESTION_MAX_CHARS, "pages": [f"/p{n}/" for n in range(EVAL_MAX_PAGES)]}
+    at = {
+        "question": "q" * EVAL_QUESTION_MAX_CHARS,
+        "pages": [f"/p{n}/" for n in range(EVAL_MAX_PAGES)],
+    }
     parse_eval_document({"questions": [at]})
     for past in (
         {**at, "question": "q" * (EVAL_QUESTION_MAX_CHARS + 1)},

@@ -22,6 +22,7 @@ miss.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -47,7 +48,9 @@ class EvalQuestion(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     question: Annotated[str, Field(min_length=1, max_length=EVAL_QUESTION_MAX_CHARS)]
-    pages: Annotated[list[Annotated[str, Field(min_length=1)]], Field(max_length=EVAL_MAX_PAGES)] = []
+    pages: Annotated[
+        list[Annotated[str, Field(min_length=1)]], Field(max_length=EVAL_MAX_PAGES)
+    ] = []
     decline: bool = False
     match: Match = "any"
     id: str | None = None
@@ -92,10 +95,8 @@ def _place(location: tuple[int | str, ...], document: Any) -> str:
     if len(location) >= 2 and location[0] == "questions" and isinstance(location[1], int):
         number = location[1]
         text = ""
-        try:
+        with contextlib.suppress(AttributeError, IndexError, KeyError, TypeError):
             text = str(document["questions"][number].get("question", ""))[:60]
-        except (AttributeError, IndexError, KeyError, TypeError):
-            pass
         rest = ".".join(str(part) for part in location[2:])
         label = f"question {number + 1}" + (f" ({text!r})" if text else "")
         return f"{label}{', ' + rest if rest else ''}"

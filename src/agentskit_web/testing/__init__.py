@@ -201,8 +201,7 @@ def answer_eval(request: pytest.FixtureRequest, agentskit_site: Path | None) -> 
     marker = request.node.get_closest_marker(EVAL_MARKER)
     if marker is None or not marker.args:
         raise pytest.UsageError(
-            f'agentskit: answer_eval needs @pytest.mark.{EVAL_MARKER}("questions.yaml") '
-            "on the test"
+            f'agentskit: answer_eval needs @pytest.mark.{EVAL_MARKER}("questions.yaml") on the test'
         )
     here = request.path.parent
     url: str | None = marker.kwargs.get("url")
