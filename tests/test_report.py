@@ -138,7 +138,7 @@ def test_export_eval_is_a_skeleton_the_owner_completes(
     _, out = run(capsys, str(log), "--corpus", "docs", "--export-eval", str(target))
     assert out[-1] == f"wrote {target} (7 questions to complete)"
     text = target.read_text(encoding="utf-8")
-    with pytest.raises(EvalFileError, match="question 1 .*needs the pages"):
+    with pytest.raises(EvalFileError, match=r"question 1 .*needs the pages"):
         load_eval_file(target)
     completed = tmp_path / "done.yaml"
     completed.write_text(text.replace("pages: []", "decline: true"), encoding="utf-8")
