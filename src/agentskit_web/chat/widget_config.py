@@ -96,7 +96,7 @@ DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
         "cancel": "Cancel",
         "cancel_label": "Cancel the edit",
         "comment_field": "What was wrong with this answer? (optional)",
-        "comment_send": "Send",
+        "comment_send": "Send feedback",
         "comment_skip": "Skip",
         "comment_thanks": "Thanks: your feedback was sent.",
         "reconnecting": "Connection lost; reconnecting…",

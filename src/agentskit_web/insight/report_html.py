@@ -121,6 +121,13 @@ def _day_options(days: list[dt.date]) -> dict[str, Any]:
     }
 
 
+def _count_axis(largest: int) -> dict[str, Any]:
+    """Whole numbers on a count axis (pygal would write 0.2, 0.4... for a small count)."""
+    step = max(1, -(-largest // 8))
+    top = max(1, -(-largest // step) * step)
+    return {"range": (0, top), "y_labels": list(range(0, top + 1, step))}
+
+
 def _day_labels(days: list[dt.date]) -> list[str]:
     return [day.strftime("%b %d") for day in days]
 
@@ -134,6 +141,7 @@ def per_day_chart(summary: Summary) -> str:
             *(COLORS[v] for v in shown),
             title="Questions per day, by verdict",
             **_day_options(summary.days),
+            **_count_axis(max(sum(c.values()) for c in summary.per_day.values())),
         )
     )
     chart.x_labels = _day_labels(summary.days)
@@ -168,7 +176,13 @@ def pages_chart(summary: Summary) -> str:
 
     height = max(160, 60 + 32 * len(summary.pages))
     chart = pygal.HorizontalBar(
-        **_options("#1565c0", title="Pages most cited in answers", height=height, show_legend=False)
+        **_options(
+            "#1565c0",
+            title="Pages most cited in answers",
+            height=height,
+            show_legend=False,
+            **_count_axis(max(count for _, count in summary.pages)),
+        )
     )
     pages = list(reversed(summary.pages))  # pygal draws the first value at the bottom
     chart.x_labels = [page for page, _ in pages]
@@ -187,6 +201,7 @@ def groups_chart(summary: Summary) -> str:
             title="Unanswered and near-miss questions, by shared word",
             height=height,
             show_legend=False,
+            **_count_axis(max(group.count for group in groups)),
         )
     )
     groups = list(reversed(groups))
