@@ -148,6 +148,7 @@ bench: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench render --no-build
 	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend
+	$(PY) -m agentskit_web.bench question-log
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
 	$(PY) -m agentskit_web.bench scale

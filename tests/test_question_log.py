@@ -7,7 +7,8 @@ so a column that should not exist, or an address that slipped into one, fails th
 import datetime as dt
 import json
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,6 @@ from agentskit_web.server.question_log import (
     QuestionLog,
     mask_personal,
 )
-from agentskit_web.server.rate_limit import DEFAULT_CAPACITY
 
 ANSWERED = "How do I install the widget?"
 NEAR_MISS = "How do I configure the content policy of nginx?"
@@ -79,6 +79,16 @@ def feedback(**changes: Any) -> dict[str, Any]:
     return {key: value for key, value in body.items() if value is not None}
 
 
+def settled(path: Path, done: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
+    """The rows once `done` holds: the backend writes just after its reply is sent."""
+    deadline = time.monotonic() + 10
+    found = rows(path) if path.exists() else []
+    while not done(found) and time.monotonic() < deadline:
+        time.sleep(0.02)
+        found = rows(path) if path.exists() else []
+    return found
+
+
 def rows(path: Path) -> list[dict[str, Any]]:
     db = sqlite3.connect(path)
     db.row_factory = sqlite3.Row
@@ -107,7 +117,10 @@ def test_log_keeps_what_the_owner_needs_and_nothing_about_the_reader(
     )
     assert sent.status_code == 204 and sent.content == b""
 
-    logged = rows(tmp_path / "questions.db")
+    logged = settled(
+        tmp_path / "questions.db",
+        lambda found: len(found) == 4 and found[0]["feedback"] is not None,
+    )
     today = dt.datetime.now(dt.UTC).date().isoformat()
     assert set(logged[0]) == {
         "answer_id",
@@ -154,7 +167,7 @@ def test_feedback_on_an_answer_not_logged_keeps_what_the_reader_saw(
         f"{server.url}/api/feedback", json=feedback(answerId="static-42", vote="up", comment=None)
     )
     assert reply.status_code == 204
-    (row,) = rows(tmp_path / "questions.db")
+    (row,) = settled(tmp_path / "questions.db", lambda found: len(found) == 1)
     assert (row["answer_id"], row["verdict"], row["feedback"]) == ("static-42", None, "up")
     assert json.loads(row["cited"]) == ["/docs/install.html#install-the-widget"]
 
@@ -270,12 +283,16 @@ def test_unauthenticated_and_forged_origin_refused_like_ask(tmp_path: Path, path
     assert allowed.status_code == 204
 
 
-def test_feedback_spends_the_same_rate_bucket_as_ask(server: ThreadedUvicorn) -> None:
-    statuses = [
-        httpx.post(f"{server.url}/api/feedback", json=feedback()).status_code
-        for _ in range(DEFAULT_CAPACITY)
-    ]
-    assert statuses == [204] * DEFAULT_CAPACITY
-    refused = httpx.post(f"{server.url}/api/ask", json=ask_body(ANSWERED))
+def test_feedback_spends_the_same_rate_bucket_as_ask(tmp_path: Path) -> None:
+    capacity = 5  # refilled too slowly to matter while the test runs
+    app = build_app(config(tmp_path, rate_capacity=capacity, rate_refill=0.001))
+    with ThreadedUvicorn(app, AskServeConfig()) as running:
+        statuses = [
+            httpx.post(f"{running.url}/api/feedback", json=feedback()).status_code
+            for _ in range(capacity)
+        ]
+        refused = httpx.post(f"{running.url}/api/ask", json=ask_body(ANSWERED))
+        again = httpx.post(f"{running.url}/api/feedback", json=feedback())
+    assert statuses == [204] * capacity
     assert refused.status_code == 429 and "retry-after" in refused.headers
-    assert httpx.post(f"{server.url}/api/feedback", json=feedback()).status_code == 429
+    assert again.status_code == 429 and again.json()["error"]["code"] == "ASK_RATE_LIMITED"

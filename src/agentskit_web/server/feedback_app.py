@@ -15,7 +15,6 @@ limiter, the same hints check, one token of the same rate-limit bucket per reque
 
 from __future__ import annotations
 
-import anyio
 from starlette.datastructures import Headers
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -59,9 +58,9 @@ class FeedbackEndpoint:
             )
             body_read = True
             result = parse_feedback(body)
-            if not result.ok or not isinstance(result.value, FeedbackRequest):
+            feedback = result.value
+            if not result.ok or not isinstance(feedback, FeedbackRequest):
                 raise _Reject(400, "ASK_INVALID_REQUEST", "feedback_invalid")
-            await self._record(result.value)
         except _Reject as reject:
             if not body_read:
                 reject.headers.setdefault("connection", "close")
@@ -72,14 +71,14 @@ class FeedbackEndpoint:
         response = {**_security_headers(), **cors}
         await send({"type": "http.response.start", "status": 204, "headers": _raw(response)})
         await send({"type": "http.response.body", "body": b""})
+        self._record(feedback)  # after the reply, as the Ask endpoint logs
 
-    async def _record(self, feedback: FeedbackRequest) -> None:
+    def _record(self, feedback: FeedbackRequest) -> None:
         log = self.question_log
         if log is None:
             return
         cited = [section_label(s.path, s.anchor) for s in feedback.sources]
-        await anyio.to_thread.run_sync(
-            log.record_feedback,
+        log.record_feedback(
             feedback.answer_id,
             self.ask.today(),
             self.ask.site.corpus_id,
