@@ -130,3 +130,16 @@ async def test_sender_is_best_effort(status: int | None, sent: bool) -> None:
     ]
     if transport.response is not None:
         assert transport.response.cancelled
+
+
+def test_plugins_write_the_feedback_endpoint_attribute() -> None:
+    from agentskit_web.integrations.embed import EmbedConfigError, element_tag, embed_options
+
+    options = embed_options({"endpoint": None, "feedback_endpoint": "/api/feedback"})
+    tag = element_tag(options, lambda path: "../" + path)
+    assert 'feedback-endpoint="/api/feedback"' in tag and "endpoint=" not in tag.replace(
+        "feedback-endpoint=", ""
+    )
+    assert "feedback-endpoint" not in element_tag(embed_options({}), lambda path: path)
+    with pytest.raises(EmbedConfigError, match="feedback_endpoint"):
+        embed_options({"feedback_endpoint": '/x" onclick="y'})
