@@ -162,3 +162,42 @@ def test_summary_counts_feedback_rows_without_a_verdict(tmp_path: Path) -> None:
     summary = summarize(read_question_log(path))
     assert summary.asked == 0 and len(summary.down) == 1
     assert summary.verdicts["in the page"] == 1
+
+
+def test_suggest_synonyms(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from agentskit_web.protocol.site_config import parse_site_config
+    from agentskit_web.server.site_source import derived_site_config
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text(
+        "<html><head><title>Lantern</title></head><body><main><h1>Lantern</h1>"
+        "<p>The ring glows green when the battery is charged over the cable.</p>"
+        "<h2 id='pairing'>Pairing</h2><p>Pair the lantern with the companion app.</p>"
+        "</main></body></html>",
+        encoding="utf-8",
+    )
+    path = tmp_path / "q.db"
+    log = QuestionLog(path)
+    for n, question in enumerate(
+        ["Does the rign glow?", "Can a powerbank charge it?", "Is a powerbank charging it?"]
+    ):
+        log.record_question(f"q{n}", DAY, "docs", question, "declined", [])
+    log.record_question("ok", DAY, "docs", "How do I pair the lantern?", "answered", ["/"])
+    log.close()
+    assert cli_main(["report", str(path), "--suggest-synonyms"]) == 2
+    assert "needs --site-dir" in capsys.readouterr().err
+    status, out = run(capsys, str(path), "--suggest-synonyms", "--site-dir", str(site))
+    assert status == 0
+    start = out.index("readers' words the docs never use (asked; closest docs words):")
+    assert out[start + 1 : start + 3] == [
+        "      2  powerbank: none close in spelling: pair it by hand",
+        "      1  rign: ring",
+    ]
+    snippet = json.loads("\n".join(out[out.index("{") :]))
+    assert snippet == {"search": {"synonyms": [["rign", "ring"]]}}
+    # The snippet is a valid `search` member of a site config.
+    config = {**derived_site_config("Lantern"), **snippet}
+    assert parse_site_config(config).ok

@@ -1,4 +1,5 @@
-"""`agentskit-web report LOG [--html OUT.html] [--since DATE] [--corpus ID] [--export-eval FILE]`.
+"""`agentskit-web report LOG [--html OUT.html] [--since DATE] [--corpus ID] [--export-eval FILE]
+[--suggest-synonyms --site-dir SITE_DIR]`.
 
 Exit codes: 0 done, 2 a log (or a date) that cannot be used (one line on stderr).
 """
@@ -39,11 +40,22 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the unanswered questions as a questions file to complete (agentskit-web eval)",
     )
+    parser.add_argument(
+        "--suggest-synonyms",
+        action="store_true",
+        help="list readers' words the docs never use, with the closest docs words, and print "
+        "them as search.synonyms groups (needs --site-dir)",
+    )
+    parser.add_argument("--site-dir", type=Path, help="the built site the log's backend answers")
+    parser.add_argument("--base-path", default=None, help="with --site-dir: where it is published")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.suggest_synonyms and args.site_dir is None:
+        print("agentskit-web report: --suggest-synonyms needs --site-dir", file=sys.stderr)
+        return 2
     try:
         rows = read_question_log(args.log, since=args.since, corpus=args.corpus)
     except ValueError as error:
@@ -65,4 +77,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         questions = summary.unanswered
         args.export_eval.write_text(dump_eval_skeleton(questions), encoding="utf-8")
         print(f"wrote {args.export_eval} ({len(questions)} questions to complete)")
+    if args.suggest_synonyms:
+        return _suggest(args, summary.unanswered_askings)
+    return 0
+
+
+def _suggest(args: argparse.Namespace, questions: list[str]) -> int:
+    from ..insight.synonyms import synonyms_json, unknown_lines, unknown_words
+    from ..server.site_source import SiteSourceError, from_site_dir
+
+    try:
+        source = from_site_dir(args.site_dir, base_path=args.base_path)
+    except SiteSourceError as error:
+        print(f"agentskit-web report: {terminal_safe(str(error))}", file=sys.stderr)
+        return 2
+    words = unknown_words(questions, source.chunks)
+    for line in unknown_lines(words):
+        print(terminal_safe(line))
+    print(terminal_safe(synonyms_json(words)))
     return 0

@@ -79,6 +79,11 @@ class Summary:
         return counts["answered"] / total if total else None
 
     @property
+    def unanswered_askings(self) -> list[str]:
+        """Declined and near-miss questions, every asking (a word's count is how many)."""
+        return [r.question for r in self.rows if r.verdict in ("declined", "near miss")]
+
+    @property
     def unanswered(self) -> list[str]:
         """Declined and near-miss questions, each once, in the order first asked."""
         seen: dict[str, None] = {}
