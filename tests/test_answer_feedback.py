@@ -143,3 +143,14 @@ def test_plugins_write_the_feedback_endpoint_attribute() -> None:
     assert "feedback-endpoint" not in element_tag(embed_options({}), lambda path: path)
     with pytest.raises(EmbedConfigError, match="feedback_endpoint"):
         embed_options({"feedback_endpoint": '/x" onclick="y'})
+
+
+def test_the_testing_kit_records_feedback() -> None:
+    import httpx
+
+    from agentskit_web.testing.scripted_server import AskServer
+
+    with AskServer() as server:
+        reply = httpx.post(f"{server.url}/api/feedback", json={"vote": "up"})
+        assert reply.status_code == 204
+        assert server.feedback == [{"vote": "up"}]

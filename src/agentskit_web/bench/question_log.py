@@ -53,14 +53,22 @@ def question_log_command(args: argparse.Namespace) -> int:
     rounds = max(args.runs, 1) * ROUNDS_PER_RUN
     with tempfile.TemporaryDirectory(prefix="agentskit-bench-log-") as folder:
         log_path = Path(folder) / "questions.db"
-        settings = {"docs": root / "docs", "exclude": ["design/*"], "pace_seconds": 0.0,
-                    "rate_capacity": 1_000_000, "rate_refill": 1_000_000.0}  # fmt: skip
+
+        def backend(question_log: Path | None) -> AppServer:
+            config = AskServeConfig(
+                docs=root / "docs",
+                exclude=["design/*"],
+                pace_seconds=0.0,
+                rate_capacity=1_000_000,
+                rate_refill=1_000_000.0,
+                question_log=question_log,
+            )
+            return AppServer(build_app(config)).start()
+
         servers = {
-            "log off": AppServer(build_app(AskServeConfig(**settings))).start(),
-            "log on": AppServer(
-                build_app(AskServeConfig(**settings, question_log=log_path))
-            ).start(),
-            "log off again": AppServer(build_app(AskServeConfig(**settings))).start(),
+            "log off": backend(None),
+            "log on": backend(log_path),
+            "log off again": backend(None),
         }
         timings: dict[str, list[float]] = {name: [] for name in servers}
         try:

@@ -265,7 +265,9 @@ class _MessageElement:
             return
         self.comment.remove()
         self.comment = None
-        down = self.actions.querySelector('[data-ui="down"]') if self.actions is not None else None
+        if self.actions is None:
+            return
+        down: Any = self.actions.querySelector('[data-ui="down"]')
         if present(down):
             down.focus()
 

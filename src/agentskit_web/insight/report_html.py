@@ -146,7 +146,8 @@ def per_day_chart(summary: Summary) -> str:
     )
     chart.x_labels = _day_labels(summary.days)
     for verdict in shown:
-        chart.add(verdict, [summary.per_day.get(day, {}).get(verdict, 0) for day in summary.days])
+        chart.add(verdict, [summary.per_day[day][verdict] if day in summary.per_day else 0
+                            for day in summary.days])  # fmt: skip
     return _svg(chart)
 
 
