@@ -568,15 +568,22 @@ class AskWidget:
         if message_id is None:
             return
         key = str(event.key)
+        comment = present(target.closest(".ak-feedback-comment"))
         if key == "Escape":
             event.preventDefault()
             event.stopPropagation()
-            self.view.close_editor(message_id)
+            if comment:
+                self.view.close_comment(message_id)
+            else:
+                self.view.close_editor(message_id)
         elif key == "Enter" and str(target.tagName).lower() == "textarea":
             if bool(event.shiftKey) or bool(event.isComposing):
                 return
             event.preventDefault()
-            self._save_edit(message_id, target)
+            if comment:  # the thumbs-down comment of an answer, not a question's editor
+                self._message_action("comment-send", message_id, target)
+            else:
+                self._save_edit(message_id, target)
 
     async def _feedback(self, message_id: str, value: Any) -> None:
         detail = await self.conversation.set_feedback(message_id, value)
