@@ -33,6 +33,8 @@ QUESTIONS: Final = (
 CITED: Final = "/docs/embedding.html#embed-the-widget-the-html-snippet"
 ROUNDS_PER_RUN: Final = 60
 """Questions per backend per `--runs` unit (5 runs: 300 requests to each)."""
+SMOKE_ROUNDS: Final = 6
+"""`--smoke` (make bench-smoke): one question of each kind, to show the section runs."""
 WARMUP_ROUNDS: Final = 10
 WRITES_PER_RUN: Final = 400
 
@@ -50,7 +52,8 @@ def question_log_command(args: argparse.Namespace) -> int:
     from ..server.static import AppServer
 
     root = Path(__file__).resolve().parents[3]
-    rounds = max(args.runs, 1) * ROUNDS_PER_RUN
+    smoke = bool(getattr(args, "smoke", False))
+    rounds = SMOKE_ROUNDS if smoke else max(args.runs, 1) * ROUNDS_PER_RUN
     with tempfile.TemporaryDirectory(prefix="agentskit-bench-log-") as folder:
         log_path = Path(folder) / "questions.db"
 
@@ -94,7 +97,7 @@ def question_log_command(args: argparse.Namespace) -> int:
         logged = QuestionLog(log_path)
         writes: list[float] = []
         today = dt.date.today()
-        for n in range(max(args.runs, 1) * WRITES_PER_RUN):
+        for n in range(SMOKE_ROUNDS if smoke else max(args.runs, 1) * WRITES_PER_RUN):
             started = time.perf_counter()
             logged.record_question(
                 f"bench-{n}", today, "docs", QUESTIONS[n % 6], "answered", [CITED]
