@@ -149,6 +149,7 @@ bench: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench render --no-build
 	$(PY) -m agentskit_web.bench turn --no-build
 	$(PY) -m agentskit_web.bench backend
+	$(PY) -m agentskit_web.bench question-log
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
 	$(PY) -m agentskit_web.bench scale
@@ -166,6 +167,7 @@ bench-smoke: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench render --smoke --no-build
 	$(PY) -m agentskit_web.bench turn --smoke --no-build
 	$(PY) -m agentskit_web.bench backend --smoke
+	$(PY) -m agentskit_web.bench question-log --smoke
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --smoke --no-build
 	$(PY) -m agentskit_web.bench scale --smoke

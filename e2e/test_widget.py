@@ -304,6 +304,13 @@ def test_keyboard_only_use(page: Page, widget_site: WidgetSite) -> None:
     expect(up).to_have_attribute("aria-pressed", "true")
     message_id = answers(page).first.get_attribute("data-message-id")
     assert page.evaluate("window.__feedback") == [{"messageId": message_id, "value": "up"}]
+    # With an endpoint the vote also goes to the backend, beside it (/api/feedback).
+    deadline = time.monotonic() + 10
+    while not widget_site.feedback and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert widget_site.feedback == [
+        {"answerId": message_id, "question": "line one\nline two", "sources": [], "vote": "up"}
+    ]
 
     page.keyboard.press("Escape")
     expect(page.locator("agentskit-ask .ak-panel")).to_be_hidden()

@@ -35,6 +35,8 @@ from agentskit_web.server.static import LOOPBACK
 from e2e_support import BackgroundServer, SiteHandler
 
 ASK_PATH = "/api/ask"
+FEEDBACK_PATH = "/api/feedback"
+"""Where the widget sends thumbs (beside its endpoint): recorded, answered 204."""
 
 
 @dataclass
@@ -88,6 +90,7 @@ class WidgetSite:
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     default: list[Step] = field(default_factory=lambda: answer("Scripted answer."))
     requests: list[tuple[str, Any]] = field(default_factory=list)
+    feedback: list[Any] = field(default_factory=list)
     disconnects: int = 0
     completed: int = 0
 
@@ -153,6 +156,11 @@ class _Handler(SiteHandler):
         path = urlsplit(self.path).path
         length = int(self.headers.get("Content-Length", "0"))
         raw = self.rfile.read(length)
+        if path == FEEDBACK_PATH:
+            with self.server.site.lock:
+                self.server.site.feedback.append(json.loads(raw))
+            self._reply(Reply(204))
+            return
         if path != ASK_PATH:
             self.send_error(404)
             return

@@ -50,9 +50,12 @@ ALLOWED: dict[str, frozenset[str]] = {
             "server",
             "build",
             "bench.page",
+            "insight",
         }
     ),
-    "testing": frozenset({"base", "server"}),
+    # The owner's eval and the question log's report: read what server/ writes, search as it does.
+    "insight": frozenset({"base", "protocol", "answering", "indexing", "server"}),
+    "testing": frozenset({"base", "server", "insight"}),
     "cli": frozenset(
         {
             "base",
@@ -66,6 +69,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "build",
             "bench",
             "testing",
+            "insight",
             # `preview` publishes the widget's assets for a site built without the plugins.
             "integrations",
         }

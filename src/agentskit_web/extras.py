@@ -27,6 +27,8 @@ EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "mkdocs": ("mkdocs", "brotli"),
     "sphinx": ("sphinx", "brotli"),
     "testing": ("pytest", "playwright", "pytest_playwright", "starlette", "uvicorn", "httpx"),
+    # `agentskit-web eval` reads YAML and asks a running backend; `report --html` draws SVG.
+    "insight": ("yaml", "httpx", "pygal"),
 }
 """Import names each extra provides (tests/test_extras.py checks them against pyproject.toml)."""
 COMMAND_EXTRAS: Final[dict[str, tuple[str, ...]]] = {
@@ -40,6 +42,8 @@ COMMAND_EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "assets": ("build",),
     "check": ("testing",),
     "bench": ("testing", "build"),
+    "eval": ("server", "insight"),
+    "report": ("insight",),
 }
 """What each `agentskit-web` command needs beyond the core package."""
 

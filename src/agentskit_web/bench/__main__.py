@@ -2,9 +2,9 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale` (scale.py)
-and `index` (index.py); `make bench` runs them all. `snapshot` (snapshot.py) is an
-experiment (issue 25), run by hand, not by `make bench`.
+`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale` (scale.py),
+`question-log` (question_log.py) and `index` (index.py); `make bench` runs them all.
+`snapshot` (snapshot.py) is an experiment (issue 25), run by hand, not by `make bench`.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
@@ -73,6 +73,10 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         "question -> first token p50: Redis rate limiter vs the in-process default, same run; "
         "turns/s with 1 and 3 instances behind haproxy; failover after a kill -9",
         _section("scale", "scale_command"),
+    ),
+    "question-log": (
+        "serve-ask --question-log: request p50 with the log on vs off (same run, interleaved)",
+        _section("question_log", "question_log_command"),
     ),
     "index": (
         "built site -> site index: pages/s, bytes vs visible text, broken citations (corpora)",

@@ -41,6 +41,7 @@ from ..chat.conversation import (
 )
 from ..chat.message import ChatMessage
 from ..chat.widget_config import DEFAULT_STRINGS
+from ..protocol.limits import FEEDBACK_COMMENT_MAX_CHARS
 from .dom_render import DomBuilder, MessageBody, render_message_body
 from .js_values import present
 
@@ -90,6 +91,7 @@ class _MessageElement:
         self.actions: Any = None
         self.thinking: Any = None
         self.editor: Any = None
+        self.comment: Any = None
         if message.role == "user":
             self.body_element.appendChild(make("p", {"class": "ak-user-text"}, message.content))
             self._question_actions()
@@ -227,6 +229,47 @@ class _MessageElement:
         edit = self.actions.querySelector('[data-ui="edit"]')
         if present(edit):
             edit.focus()
+
+    def open_comment(self) -> Any:
+        """Below a thumbs-down answer, a field for what was wrong (optional); its textarea."""
+        if self.comment is not None:
+            return self.comment.querySelector("textarea")
+        make, words = self.view.make, self.view.text
+        self.comment = make("div", {"class": "ak-editor ak-feedback-comment", "role": "group"})
+        self.comment.setAttribute("aria-label", words("comment_field"))
+        field = make(
+            "textarea",
+            {
+                "class": "ak-edit-input",
+                "rows": "2",
+                "maxlength": str(FEEDBACK_COMMENT_MAX_CHARS),
+                "aria-label": words("comment_field"),
+                "placeholder": words("comment_field"),
+            },
+        )
+        self.comment.appendChild(field)
+        buttons = make("div", {"class": "ak-editor-actions"})
+        for ui, key, classes in (
+            ("comment-send", "comment_send", "ak-comment-send"),
+            ("comment-skip", "comment_skip", "ak-quiet ak-comment-skip"),
+        ):
+            buttons.appendChild(make("button", {"type": "button", "class": classes, "data-ui": ui},
+                                     words(key)))  # fmt: skip
+        self.comment.appendChild(buttons)
+        self.element.appendChild(self.comment)
+        return field
+
+    def close_comment(self) -> None:
+        """Remove the comment field; focus returns to the thumbs down."""
+        if self.comment is None:
+            return
+        self.comment.remove()
+        self.comment = None
+        if self.actions is None:
+            return
+        down: Any = self.actions.querySelector('[data-ui="down"]')
+        if present(down):
+            down.focus()
 
     def _actions(self, message: ChatMessage) -> None:
         make = self.view.make
@@ -412,6 +455,18 @@ class ConversationView:
         view = self._messages.get(message_id)
         if view is not None:
             view.close_editor()
+
+    def open_comment(self, message_id: str) -> Any:
+        """The comment field under answer `message_id` (its textarea), or None."""
+        view = self._messages.get(message_id)
+        if view is None or view.role != "assistant":
+            return None
+        return view.open_comment()
+
+    def close_comment(self, message_id: str) -> None:
+        view = self._messages.get(message_id)
+        if view is not None:
+            view.close_comment()
 
     def message_element(self, message_id: str) -> Any:
         view = self._messages.get(message_id)

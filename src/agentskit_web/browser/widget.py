@@ -39,6 +39,7 @@ import contextlib
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Final
 
+from ..chat.answer_feedback import FeedbackSender, feedback_body, feedback_url
 from ..chat.ask.adapter import create_ask_adapter
 from ..chat.components.catalog import validate_component_event
 from ..chat.conversation import Connection, Conversation, ConversationEvent, StatusChanged
@@ -54,6 +55,7 @@ from ..chat.view.component_view import (
 )
 from ..chat.widget_config import WidgetConfig, config_from_attributes, suggestions_from_attribute
 from ..page_packages import INSTALLED_AFTER_READY
+from ..transports import default_transport
 from .conversation_view import ConversationView
 from .dom_render import DomBuilder, UrlPolicy
 from .js_values import attribute, present
@@ -157,6 +159,9 @@ class AskWidget:
         if not later.done():
             self._held = []
             later.add_done_callback(lambda _task: self._release_held())
+        url = feedback_url(config)
+        self.feedback = None if url is None else FeedbackSender(url, default_transport())
+        """Sends 👍/👎 to the owner's backend; None keeps them in the browser only."""
         self.conversation.subscribe(self._on_event)
         self._wire()
         for text in notices:
@@ -503,6 +508,14 @@ class AskWidget:
             message = conversation.find(message_id)
             value = None if message is not None and message.feedback == ui else ui
             spawn(self._feedback(message_id, value))
+        elif ui == "comment-send":
+            box = control.closest(".ak-feedback-comment")
+            field: Any = box.querySelector("textarea") if present(box) else None
+            comment = str(field.value) if present(field) else ""
+            self.view.close_comment(message_id)
+            spawn(self._send_feedback(message_id, "down", comment))
+        elif ui == "comment-skip":
+            self.view.close_comment(message_id)
         elif ui == "regenerate":
             spawn(conversation.regenerate())
         elif ui == "retry":
@@ -555,20 +568,47 @@ class AskWidget:
         if message_id is None:
             return
         key = str(event.key)
+        comment = present(target.closest(".ak-feedback-comment"))
         if key == "Escape":
             event.preventDefault()
             event.stopPropagation()
-            self.view.close_editor(message_id)
+            if comment:
+                self.view.close_comment(message_id)
+            else:
+                self.view.close_editor(message_id)
         elif key == "Enter" and str(target.tagName).lower() == "textarea":
             if bool(event.shiftKey) or bool(event.isComposing):
                 return
             event.preventDefault()
-            self._save_edit(message_id, target)
+            if comment:  # the thumbs-down comment of an answer, not a question's editor
+                self._message_action("comment-send", message_id, target)
+            else:
+                self._save_edit(message_id, target)
 
     async def _feedback(self, message_id: str, value: Any) -> None:
         detail = await self.conversation.set_feedback(message_id, value)
         if detail is not None:
             self.dispatch("agentskit:feedback", detail, cancelable=False)
+        if value not in ("up", "down") or self.feedback is None:
+            if value != "down":
+                self.view.close_comment(message_id)
+            return
+        # The vote goes at once; a comment, if the reader writes one, follows (the last wins).
+        await self._send_feedback(message_id, value)
+        if value == "down":
+            field = self.view.open_comment(message_id)
+            if present(field):
+                field.focus()
+        else:
+            self.view.close_comment(message_id)
+
+    async def _send_feedback(self, message_id: str, vote: Any, comment: str | None = None) -> None:
+        """Best effort (chat/answer_feedback.py): a failed send leaves the vote in the browser."""
+        if self.feedback is None:
+            return
+        body = feedback_body(self.conversation.messages, message_id, vote, comment)
+        if body is not None and await self.feedback.send(body) and comment:
+            self.status.textContent = self.config.text("comment_thanks")
 
     async def _copy(self, text: str, button: Any) -> None:
         label = str(button.textContent)

@@ -19,6 +19,7 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | `strings` | UI strings to replace, a JSON object (keys: `DEFAULT_STRINGS`) | none |
 | `boot` | when the runtime loads: `intent`, `idle` or `eager` (read by the loader) | `intent` |
 | `images` | path prefix (`/assets/`) under which answer images may load | none: links |
+| `feedback-endpoint` | where 👍/👎 are sent (chat/answer_feedback.py) | beside `endpoint`, if set |
 
 Without `endpoint`, a page whose site published a static index answers from it in the
 page (chat/static_answers.py); with no index either, `/api/ask` (`/api/turn` for `turn`).
@@ -94,6 +95,10 @@ DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
         "save_label": "Save the question and ask it again",
         "cancel": "Cancel",
         "cancel_label": "Cancel the edit",
+        "comment_field": "What was wrong with this answer? (optional)",
+        "comment_send": "Send feedback",
+        "comment_skip": "Skip",
+        "comment_thanks": "Thanks: your feedback was sent.",
         "reconnecting": "Connection lost; reconnecting…",
         "static_note": "Answered in your browser from this site's pages.",
         "fallback_note": (
@@ -136,6 +141,8 @@ class WidgetConfig:
     """The site's replacements only; `text` falls back to DEFAULT_STRINGS."""
     image_prefix: str | None = None
     protocol: Protocol = "ask"
+    feedback_endpoint: str | None = None
+    """Where feedback goes when the owner names it; else beside `endpoint`, if one is set."""
     endpoint_set: bool = False
     """Whether the element names its `endpoint`: without one, a page whose site published
     a static index answers from it (chat/static_answers.py), else the default endpoint."""
@@ -282,4 +289,5 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         strings=MappingProxyType(strings),
         image_prefix=image_prefix_from_attribute(attribute("images")),
         protocol=protocol,  # type: ignore[arg-type]
+        feedback_endpoint=_optional(attribute("feedback-endpoint")),
     )

@@ -1,4 +1,4 @@
-"""`agentskit-web build|serve|demo|preview|serve-ask|ask|turn|index|check|bench`."""
+"""`agentskit-web build|serve|demo|preview|serve-ask|ask|turn|index|check|eval|report|bench`."""
 
 from __future__ import annotations
 
@@ -146,6 +146,14 @@ def _dispatch(argv: list[str]) -> int:
         from . import check
 
         return check.main(argv[1:])
+    if argv[:1] == ["eval"]:
+        from . import eval as eval_cli
+
+        return eval_cli.main(argv[1:])
+    if argv[:1] == ["report"]:
+        from . import report
+
+        return report.main(argv[1:])
     parser = argparse.ArgumentParser(prog="agentskit-web", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -204,6 +212,12 @@ def _dispatch(argv: list[str]) -> int:
     )
     commands.add_parser(
         "check", help="check the Ask widget on a page in Chromium: check URL (check --help)"
+    )
+    commands.add_parser(
+        "eval", help="score a questions file against a built site or a backend (eval --help)"
+    )
+    commands.add_parser(
+        "report", help="summarize a question log, or write it as one HTML page (report --help)"
     )
 
     bench = commands.add_parser("bench", help="browser benchmarks (see agentskit_web.bench)")

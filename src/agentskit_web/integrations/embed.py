@@ -47,6 +47,8 @@ class EmbedOptions:
     layout: str = "inline"
     knowledge: str | None = None
     storage_key: str | None = None
+    feedback_endpoint: str | None = None
+    """Where 👍/👎 go when the owner names it (static answers have no backend of their own)."""
     theme: str = "auto"
     assets_path: str = DEFAULT_ASSETS_PATH
     """The assets folder inside the built site, always ending in `/`."""
@@ -114,6 +116,11 @@ def embed_options(settings: Mapping[str, object], prefix: str = "") -> EmbedOpti
             _STORAGE_KEY,
             "a storage key (1-128 letters, digits, _.:-)",
         ),
+        feedback_endpoint=(
+            None
+            if get("feedback_endpoint") is None
+            else _url(named("feedback_endpoint"), get("feedback_endpoint"))
+        ),
         theme=_choice(named("theme"), get("theme", "auto"), THEMES),
         assets_path=assets_folder(named("assets_path"), get("assets_path", DEFAULT_ASSETS_PATH)),
     )
@@ -154,6 +161,9 @@ def element_tag(options: EmbedOptions, relative: Callable[[str], str]) -> str:
         "theme": options.theme,
         "knowledge": None if options.knowledge is None else link(options.knowledge),
         "storage-key": options.storage_key,
+        "feedback-endpoint": (
+            None if options.feedback_endpoint is None else link(options.feedback_endpoint)
+        ),
     }
     written = " ".join(
         f'{name}="{html.escape(value)}"' for name, value in attributes.items() if value is not None

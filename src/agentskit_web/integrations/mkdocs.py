@@ -11,6 +11,7 @@ plugins:
       persona: guide
       knowledge: faq.json       # optional local FAQ artifact
       storage_key: mysite:ask   # optional memory key
+      feedback_endpoint: null   # where 👍/👎 go (default: beside endpoint; none without one)
       theme: auto               # auto, light or dark
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
@@ -83,6 +84,7 @@ class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     layout = c.Choice(LAYOUTS, default="inline")
     knowledge = c.Optional(c.Type(str))
     storage_key = c.Optional(c.Type(str))
+    feedback_endpoint = c.Optional(c.Type(str))
     theme = c.Choice(THEMES, default="auto")
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))

@@ -5,7 +5,8 @@ extensions = ["agentskit_web.sphinx"]
 agentskit_ask_endpoint = "/api/ask"   # optional: without it, answers come from the static index
 agentskit_ask_layout = "launcher"     # or "inline"
 agentskit_ask_boot = "intent"         # or "idle", "eager"
-agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key
+agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key,
+                                      # feedback_endpoint
 agentskit_ask_theme = "auto"
 agentskit_ask_assets_path = "agentskit/"
 agentskit_ask_assets_from = None      # a folder `agentskit-web assets` wrote
@@ -58,6 +59,7 @@ SETTINGS: Final[dict[str, object]] = {
     "layout": "inline",
     "knowledge": None,
     "storage_key": None,
+    "feedback_endpoint": None,
     "theme": "auto",
     "assets_path": DEFAULT_ASSETS_PATH,
     "assets_from": None,

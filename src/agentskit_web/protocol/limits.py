@@ -137,3 +137,13 @@ ANSWER_MARKDOWN_MAX_CHARS: Final = 16_384
 ANSWER_LABEL_MAX_CHARS: Final = 256
 ANSWER_PROVENANCE_NAME_MAX_CHARS: Final = 128
 KNOWLEDGE_MATCH_VALUE_MAX_CHARS: Final = 512
+
+# Feedback on one answer (`POST /api/feedback`, protocol/feedback.py).
+FEEDBACK_MAX_BODY_BYTES: Final = 8_192
+"""A question, up to eight cited sections and a short comment fit with room to spare."""
+FEEDBACK_QUESTION_MAX_CHARS: Final = 2_000
+FEEDBACK_COMMENT_MAX_CHARS: Final = 500
+FEEDBACK_MAX_SOURCES: Final = 8
+"""An answer cites at most eight sections (`SITE_MAX_SOURCES_RANGE`)."""
+FEEDBACK_SOURCE_PATH_MAX_CHARS: Final = 512
+FEEDBACK_SOURCE_ANCHOR_MAX_CHARS: Final = 256

@@ -34,6 +34,7 @@ nobody will use.
 """
 
 import contextlib
+import datetime as dt
 import secrets
 import threading
 import time
@@ -51,6 +52,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from ..answering.chunk import Found, Passage
 from ..answering.decline import CLOSEST_MESSAGE, NOT_FOUND_MESSAGE
+from ..answering.outcome import section_label, verdict_of
 from ..docs_text import page_path_for
 from ..protocol import SiteConfig, parse_ask_request, parse_site_config
 from ..protocol.limits import ASK_REQUEST_MAX_BODY_BYTES, ASK_TEXT_DELTA_MAX_CHARS
@@ -66,6 +68,7 @@ from .persistence import (
     SessionRecord,
     SessionStore,
 )
+from .question_log import QuestionLog
 from .rate_limit import (
     AUTH_FAILURE_CAPACITY,
     AUTH_FAILURE_REFILL_PER_SECOND,
@@ -101,6 +104,8 @@ MESSAGES: Final = {
     "auth_rate": "Too many failed authentications from this address; wait and try again.",
     "body_timeout": "The Ask request body arrived too slowly.",
     "too_large": "The Ask request is larger than 65,536 bytes.",
+    "feedback_too_large": "The feedback is larger than 8,192 bytes.",
+    "feedback_invalid": "The feedback is invalid.",
     "invalid": "The Ask request is invalid.",
     "no_question": "The last message must be a non-blank user question.",
     "no_session": "This site saves conversations and needs a sessionId.",
@@ -260,6 +265,8 @@ class _Admission:
 
     slot: str | None = None
     body_read: bool = False
+    searched: tuple[str, Found] | None = None
+    """The question and what its search found, logged once the response is sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +343,7 @@ class AskEndpoint:
         auth_failure_limiter: RateLimiter | None = None,
         max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
         body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
+        question_log: QuestionLog | None = None,
     ) -> None:
         if site.persistence_required and session_store is None:
             raise ValueError("The site requires persistence but no session store was given.")
@@ -365,6 +373,8 @@ class AskEndpoint:
         self._in_flight_lock = threading.Lock()
         self.shutdown: ShutdownWatch | None = None
         """Set by the server (`operations.Drain`): at its deadline running streams end."""
+        self.question_log = question_log
+        """The owner's log of what readers ask (question_log.py); None: nothing is kept."""
 
     # -- ASGI -----------------------------------------------------------------
 
@@ -391,7 +401,7 @@ class AskEndpoint:
             except _Reject as reject:
                 if not admission.body_read:
                     reject.headers.setdefault("connection", "close")
-                await self._send_error(send, reject, cors)
+                await self.send_error(send, reject, cors)
                 outcome: Outcome = "rejected" if reject.status < 500 else "error"
                 recorder.record("error.count", 1, "count", outcome)
                 recorder.record("request.total_ms", self._ms_since(started), "ms", outcome)
@@ -403,6 +413,8 @@ class AskEndpoint:
             await self._stream(plan, receive, send, recorder, started, cors)
         finally:
             self._release_slot(admission)
+            if admission.searched is not None:
+                self._log_question(*admission.searched, recorder.request_id)
 
     def _ms_since(self, start: float) -> float:
         return max(0.0, (self.clock.monotonic() - start) * 1000)
@@ -446,6 +458,28 @@ class AskEndpoint:
         started: float,
         admission: _Admission,
     ) -> _Plan:
+        principal = await self.admit_head(scope, headers)
+        self._take_slot(principal.rate_key, admission)
+        self.take_rate_token(principal)
+        body = await self.read_body(receive, headers)
+        admission.body_read = True
+        question = self._parse(body)
+        if question.escalated:
+            recorder.record("deterministic.fallback", 1, "count", "ok")
+        key, record = await self._load_session(principal, question, recorder)
+        deadline = started + self.site.request_timeout
+        try:
+            found = await self._retrieve(question.question, recorder, deadline)
+        except _Reject as reject:
+            if reject.code == "ASK_NO_GROUNDED_SOURCES":
+                admission.searched = (question.question, Found())
+            raise
+        admission.searched = (question.question, found)
+        return _Plan(principal, question, found.passages, found.grounded, key, record, deadline)
+
+    async def admit_head(self, scope: Scope, headers: Headers) -> Principal:
+        """Steps 1-4 on the request head, shared with the feedback endpoint: method,
+        media type, authentication (with its failure limiter) and the query hints."""
         if scope["method"] != "POST":
             raise _Reject(405, "ASK_INVALID_REQUEST", "method", headers={"allow": "POST"})
         if not _is_json_media(headers.get("content-type")):
@@ -453,19 +487,33 @@ class AskEndpoint:
         query = QueryParams(scope.get("query_string", b""))
         principal = await self._authenticate(scope, headers, query)
         self._check_hints(query)
-        self._take_slot(principal.rate_key, admission)
+        return principal
+
+    def take_rate_token(self, principal: Principal) -> None:
+        """Step 5's bucket: one token per request, Ask and feedback alike (429 when empty)."""
         decision = self.rate_limiter.take(principal.rate_key)
         if not decision.allowed:
             raise _rate_limited("rate", decision.retry_after_seconds)
-        body = await self._read_body(receive, headers)
-        admission.body_read = True
-        question = self._parse(body)
-        if question.escalated:
-            recorder.record("deterministic.fallback", 1, "count", "ok")
-        key, record = await self._load_session(principal, question, recorder)
-        deadline = started + self.site.request_timeout
-        found = await self._retrieve(question.question, recorder, deadline)
-        return _Plan(principal, question, found.passages, found.grounded, key, record, deadline)
+
+    def today(self) -> dt.date:
+        """The UTC day by the app's clock (the question log keeps days, no times)."""
+        return dt.datetime.fromtimestamp(self.clock.wall(), dt.UTC).date()
+
+    def _log_question(self, question: str, found: Found, request_id: str) -> None:
+        """Runs after the response is sent (the reader never waits for it), on the loop:
+        the write is about 0.03 ms (WAL, no fsync per commit), cheaper than a thread hop."""
+        log = self.question_log
+        if log is None:
+            return
+        cited = [section_label(p.path, p.anchor) for p in found.passages]
+        log.record_question(
+            answer_id_of(request_id),
+            self.today(),
+            self.site.corpus_id,
+            question,
+            verdict_of(found),
+            cited,
+        )
 
     async def _authenticate(self, scope: Scope, headers: Headers, query: QueryParams) -> Principal:
         client = scope.get("client")
@@ -531,22 +579,30 @@ class AskEndpoint:
         with self._in_flight_lock:
             return self._in_flight.get(key, 0)
 
-    async def _read_body(self, receive: Receive, headers: Headers) -> bytes:
-        """The whole body within `body_timeout` seconds (408 otherwise) and 64 KiB (413)."""
+    async def read_body(
+        self,
+        receive: Receive,
+        headers: Headers,
+        max_bytes: int = ASK_REQUEST_MAX_BODY_BYTES,
+        too_large: str = "too_large",
+    ) -> bytes:
+        """The whole body within `body_timeout` seconds (408 otherwise) and `max_bytes` (413)."""
         try:
             with anyio.fail_after(self.body_timeout):
-                return await self._receive_body(receive, headers)
+                return await self._receive_body(receive, headers, max_bytes, too_large)
         except TimeoutError as error:
             raise _Reject(408, "ASK_TIMEOUT", "body_timeout", retryable=True) from error
 
     @staticmethod
-    async def _receive_body(receive: Receive, headers: Headers) -> bytes:
+    async def _receive_body(
+        receive: Receive, headers: Headers, max_bytes: int, too_large: str
+    ) -> bytes:
         declared = headers.get("content-length")
         if declared is not None:
             if not declared.isascii() or not declared.isdigit():
                 raise _Reject(400, "ASK_INVALID_REQUEST", "invalid")
-            if int(declared) > ASK_REQUEST_MAX_BODY_BYTES:
-                raise _Reject(413, "ASK_INVALID_REQUEST", "too_large")
+            if int(declared) > max_bytes:
+                raise _Reject(413, "ASK_INVALID_REQUEST", too_large)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -555,8 +611,8 @@ class AskEndpoint:
                 raise _ClientGone()
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > ASK_REQUEST_MAX_BODY_BYTES:
-                raise _Reject(413, "ASK_INVALID_REQUEST", "too_large")
+            if size > max_bytes:
+                raise _Reject(413, "ASK_INVALID_REQUEST", too_large)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
@@ -627,7 +683,7 @@ class AskEndpoint:
     # -- responses ---------------------------------------------------------------
 
     @staticmethod
-    async def _send_error(send: Send, reject: _Reject, cors: Mapping[str, str]) -> None:
+    async def send_error(send: Send, reject: "_Reject", cors: Mapping[str, str]) -> None:
         body = dump_json(
             {
                 "error": {
@@ -838,10 +894,15 @@ class AskEndpoint:
             sources.append(source)
         return {
             "type": "tool",
-            "id": f"sources-{request_id}",
+            "id": answer_id_of(request_id),
             "name": "cite",
             "args": {"sources": sources},
         }
+
+
+def answer_id_of(request_id: str) -> str:
+    """An answer's id: its `cite` event's, which feedback and the question log key on."""
+    return f"sources-{request_id}"
 
 
 async def _close_quietly(stream: AsyncIterator[str]) -> None:
@@ -892,6 +953,7 @@ def create_ask_endpoint(
     auth_failure_limiter: RateLimiter | None = None,
     max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
     body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
+    question_log: QuestionLog | None = None,
 ) -> AskEndpoint:
     """Validate the config, build the index and defaults; raise a clear error if anything is off."""
     site = site_config if isinstance(site_config, SiteSettings) else load_site_config(site_config)
@@ -919,6 +981,7 @@ def create_ask_endpoint(
         auth_failure_limiter=auth_failure_limiter,
         max_streams_per_client=max_streams_per_client,
         body_timeout=body_timeout,
+        question_log=question_log,
     )
 
 
@@ -929,7 +992,8 @@ def create_ask_app(
     path: str = DEFAULT_PATH,
     **options: Any,
 ) -> Starlette:
-    """A Starlette app answering Ask requests at `path` (default `/api/ask`).
+    """A Starlette app answering Ask requests at `path` (default `/api/ask`), and feedback
+    on its answers beside it (`/api/feedback`: feedback_app.py).
 
     `options` are those of `create_ask_endpoint`: `retriever`, `generator`,
     `authenticate` (default anonymous), `rate_limiter`, `session_store`,
@@ -938,8 +1002,10 @@ def create_ask_app(
     `max_streams_per_client`, `body_timeout`.
     The endpoint is reachable as `app.state.ask` (tests, bench).
     """
+    from .feedback_app import feedback_route
+
     endpoint = create_ask_endpoint(site_config, docs_dir, **options)
-    app = Starlette(routes=[ask_route(endpoint, path)])
+    app = Starlette(routes=[ask_route(endpoint, path), feedback_route(endpoint, path)])
     app.state.ask = endpoint
     return app
 

@@ -67,6 +67,7 @@ from .persistence import (
     PersistenceError,
     SessionStore,
 )
+from .question_log import QUESTION_LOG_DEFAULT_DAYS, QuestionLog
 from .rate_limit import (
     AUTH_FAILURE_CAPACITY,
     AUTH_FAILURE_REFILL_PER_SECOND,
@@ -153,6 +154,9 @@ class AskServeConfig:
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
     turn_lease: float = TURN_LEASE_SECONDS
+    question_log: Path | None = None
+    """The owner's log of what readers ask (question_log.py); None: none is kept."""
+    question_log_days: int = QUESTION_LOG_DEFAULT_DAYS
 
 
 def _authenticator(config: AskServeConfig) -> Authenticator:
@@ -305,6 +309,11 @@ def build_app(config: AskServeConfig) -> Starlette:
             cors_origins=config.cors_origins,
             max_streams_per_client=config.max_streams_per_client,
             body_timeout=config.body_timeout,
+            question_log=(
+                None
+                if config.question_log is None
+                else QuestionLog(config.question_log, days=config.question_log_days)
+            ),
         )
         turn_store = _turn_store(config)
     except (SiteConfigError, ValueError, OSError) as error:
@@ -511,6 +520,20 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds a running turn's lease lasts without a save; after it, any instance "
         "ends the turn as interrupted",
     )
+    add(
+        "--question-log",
+        type=Path,
+        default=None,
+        help="keep what readers ask in this SQLite file (day, question masked, verdict, cited "
+        "pages, feedback; no IP, client or session): docs/security.md. Default: off",
+    )
+    add(
+        "--question-log-days",
+        type=int,
+        default=QUESTION_LOG_DEFAULT_DAYS,
+        help="days the question log keeps (older rows are deleted on each write; "
+        "default %(default)s)",
+    )
     add("--generator", choices=("extractive", "openai"), default="extractive")
     add("--openai-url", help="OpenAI-compatible API root, e.g. http://127.0.0.1:8080/v1")
     add("--openai-model", help="model name sent to the endpoint")
@@ -591,6 +614,8 @@ def config_from_args(args: argparse.Namespace) -> AskServeConfig:
         rate_limit=args.rate_limit,
         shutdown_deadline=args.shutdown_deadline,
         turn_lease=args.turn_lease,
+        question_log=args.question_log,
+        question_log_days=args.question_log_days,
     )
 
 

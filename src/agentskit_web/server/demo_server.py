@@ -25,6 +25,7 @@ from starlette.applications import Starlette
 from ..docs_text import DOCS_EXCLUDE
 from .ask_app import DEFAULT_PATH, ask_route
 from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, build_app, uvicorn_config
+from .feedback_app import feedback_route
 from .static import (
     LOOPBACK,
     SHUTDOWN_GRACE_SECONDS,
@@ -70,7 +71,12 @@ def create_demo_app(config: DemoConfig) -> Starlette:
     endpoint = backend.state.ask
     turn = backend.state.turn
     app = create_static_app(
-        config.dist, routes=[ask_route(endpoint, config.path), *turn.routes(config.turn_path)]
+        config.dist,
+        routes=[
+            ask_route(endpoint, config.path),
+            feedback_route(endpoint, config.path),
+            *turn.routes(config.turn_path),
+        ],
     )
     app.state.ask = endpoint
     app.state.turn = turn

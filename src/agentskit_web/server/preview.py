@@ -40,6 +40,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from .ask_app import DEFAULT_PATH, ask_route
 from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, build_app
 from .demo_server import demo_uvicorn_config
+from .feedback_app import feedback_route
 from .site_source import SiteSource
 from .static import (
     LOOPBACK,
@@ -103,7 +104,11 @@ def create_preview_app(config: PreviewConfig) -> Starlette:
         if config.inject is None
         else InjectingSiteFiles(config.inject, directory=config.site_dir, html=True)
     )
-    routes: list[BaseRoute] = [ask_route(endpoint, config.path), *turn.routes(config.turn_path)]
+    routes: list[BaseRoute] = [
+        ask_route(endpoint, config.path),
+        feedback_route(endpoint, config.path),
+        *turn.routes(config.turn_path),
+    ]
     if config.widget_assets is not None:
         assets = SiteFiles(directory=config.widget_assets)
         routes.append(Mount(WIDGET_ASSETS_PATH.rstrip("/"), app=assets))

@@ -221,7 +221,7 @@ class TurnEndpoint:
                     headers={"retry-after": str(decision.retry_after_seconds)},
                 )
             self._reserve(principal.rate_key, reservation)
-            body = await self.ask._read_body(receive, headers)
+            body = await self.ask.read_body(receive, headers)
         except _Reject as reject:
             raise from_ask(reject) from None
         admission.body_read = True

@@ -9,7 +9,11 @@ project does. Fixtures:
 - `ask_widget`: a page object (`AskWidget`) for the `<agentskit-ask>` on
   pytest-playwright's `page`;
 - `same_origin_only`: fails the test on any request that leaves the page's
-  origin (and aborts it, so nothing leaves the machine).
+  origin (and aborts it, so nothing leaves the machine);
+- `answer_eval`: the `agentskit-web eval` of the questions file named by the test's
+  `@pytest.mark.agentskit_eval("questions.yaml", min_hit_rate=0.8)` marker, against the
+  built site (`site_dir=` in the marker, else `--agentskit-site`) or a running backend
+  (`url=`); fails the test under `min_hit_rate`, and returns the `EvalReport`.
 
 A system Chromium is used when `--agentskit-chromium PATH` or the
 `AGENTSKIT_CHROMIUM` environment variable names one; otherwise Playwright's own
@@ -30,6 +34,7 @@ import pytest
 from ..chromium_sandbox import sandbox_args, sandbox_available
 
 if TYPE_CHECKING:
+    from ..insight.eval_run import EvalReport
     from .scripted_server import AskServer
     from .widget import AskWidget
 
@@ -94,6 +99,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="DIR",
         help="built site that ask_server serves beside its Ask endpoint",
+    )
+
+
+EVAL_MARKER = "agentskit_eval"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{EVAL_MARKER}(questions, *, min_hit_rate=None, site_dir=None, url=None): "
+        "the questions file the answer_eval fixture asks (agentskit-web eval)",
     )
 
 
@@ -165,6 +181,67 @@ def ask_widget(page: Any) -> AskWidget:
     from .widget import AskWidget
 
     return AskWidget(page)
+
+
+@pytest.fixture
+def answer_eval(request: pytest.FixtureRequest, agentskit_site: Path | None) -> EvalReport:
+    """Run the test's `agentskit_eval` questions file; fail under its `min_hit_rate`.
+
+    The file's path is relative to the test module's folder. The answers come from
+    the marker's `url` (a running backend), else its `site_dir`, else `--agentskit-site`.
+    """
+    from ..insight.eval_questions import EvalFileError, load_eval_file
+    from ..insight.eval_run import (
+        EndpointAsker,
+        EvalRunError,
+        SiteAsker,
+        run_eval,
+    )
+
+    marker = request.node.get_closest_marker(EVAL_MARKER)
+    if marker is None or not marker.args:
+        raise pytest.UsageError(
+            f'agentskit: answer_eval needs @pytest.mark.{EVAL_MARKER}("questions.yaml") on the test'
+        )
+    here = request.path.parent
+    url: str | None = marker.kwargs.get("url")
+    site_dir = marker.kwargs.get("site_dir")
+    site = here / site_dir if site_dir is not None else agentskit_site
+    try:
+        questions = load_eval_file(here / marker.args[0])
+        if url is not None:
+            endpoint = EndpointAsker(url)
+            try:
+                report = run_eval(questions, endpoint)
+            finally:
+                endpoint.close()
+        elif site is not None:
+            asker = SiteAsker(Path(site))
+            asker.check_pages(questions)
+            report = run_eval(questions, asker)
+        else:
+            raise pytest.UsageError(
+                "agentskit: answer_eval needs a site (site_dir= in the marker or "
+                "--agentskit-site DIR) or a backend (url= in the marker)"
+            )
+    except (EvalFileError, EvalRunError) as error:
+        raise pytest.UsageError(f"agentskit eval: {error}") from error
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    """A test whose `answer_eval` is under its marker's `min_hit_rate` fails (not errors),
+    with the figures and the misses, before its own body runs."""
+    from ..insight.eval_run import EvalReport, eval_lines
+
+    marker = item.get_closest_marker(EVAL_MARKER)
+    report = getattr(item, "funcargs", {}).get("answer_eval")
+    if marker is not None and isinstance(report, EvalReport):
+        min_hit_rate: float | None = marker.kwargs.get("min_hit_rate")
+        if min_hit_rate is not None and report.hit_rate < min_hit_rate:
+            pytest.fail("\n".join(eval_lines(report, min_hit_rate)), pytrace=False)
+    return (yield)
 
 
 class OriginGuard:

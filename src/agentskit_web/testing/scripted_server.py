@@ -33,6 +33,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..server.feedback_app import feedback_path_for
 from ..server.static import AppServer, create_static_app
 
 DEFAULT_ASK_PATH = "/api/ask"
@@ -117,6 +118,7 @@ def _steps(steps: Sequence[Step]) -> tuple[bytes | float, ...]:
 class _State:
     script: Script
     requests: list[RecordedRequest] = field(default_factory=list)
+    feedback: list[Any] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -128,11 +130,15 @@ class AskServer(AppServer):
             raise ValueError(f"the Ask path must start with '/', got {path!r}")
         self.path = path
         self._state = _State(script=Script(steps=(event_line({"type": "done"}),)))
-        route = Route(path, self._handle, methods=["POST"])
+        routes = [
+            Route(path, self._handle, methods=["POST"]),
+            # Where the widget sends thumbs, beside its endpoint (docs/protocol.md, Feedback).
+            Route(feedback_path_for(path), self._feedback, methods=["POST"]),
+        ]
         app = (
-            create_static_app(site, routes=[route])
+            create_static_app(site, routes=list(routes))
             if site is not None
-            else Starlette(routes=[route, Route("/{rest:path}", _no_site, methods=["GET"])])
+            else Starlette(routes=[*routes, Route("/{rest:path}", _no_site, methods=["GET"])])
         )
         super().__init__(app)
         self.site = site
@@ -148,6 +154,12 @@ class AskServer(AppServer):
     def requests(self) -> list[RecordedRequest]:
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def feedback(self) -> list[Any]:
+        """The feedback bodies the widget sent (JSON, as sent), in order."""
+        with self._state.lock:
+            return list(self._state.feedback)
 
     # -- what a test scripts ----------------------------------------------------------------
 
@@ -237,6 +249,15 @@ class AskServer(AppServer):
             self._state.script = script
 
     # -- the endpoint -----------------------------------------------------------------------
+
+    async def _feedback(self, request: Request) -> Response:
+        try:
+            body: Any = json.loads(await request.body())
+        except ValueError:
+            return Response(status_code=400)
+        with self._state.lock:
+            self._state.feedback.append(body)
+        return Response(status_code=204)
 
     async def _handle(self, request: Request) -> Response:
         body = await request.body()
