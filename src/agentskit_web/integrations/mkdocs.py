@@ -24,9 +24,10 @@ element carries `site-theme` for the themes in SITE_THEMES); the
 `</body>` (launcher). Every site path is written relative to the page with
 MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
 deep and a site published under a sub-path all work. After the build, the
-assets folder is written into `site_dir`, and the built pages are indexed into
-it (index_step.py: the URLs and anchors as published, below the path of
-`site_url`), one log line saying how many pages, where and how large. A bad
+assets folder, the site's index and the static index are written into
+`site_dir` by the same code as `agentskit-web publish` (publish.py: the URLs
+and anchors as published, below the path of `site_url`), one log line saying
+how many pages, where and how large. A bad
 value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
@@ -45,8 +46,7 @@ from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
 from ..extras import MissingExtra, require
-from ..indexing.site import SiteIndexError
-from .assets_source import assets_origin, publish_assets
+from .assets_source import assets_origin
 from .embed import (
     BOOTS,
     DEFAULT_ASSETS_PATH,
@@ -59,7 +59,8 @@ from .embed import (
     loader_path,
     loader_tag,
 )
-from .index_step import base_path_of, write_build_index
+from .index_step import base_path_of
+from .publish import PublishSettings, publish_site
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
 SITE_THEMES: Final = frozenset({"material"})
@@ -125,45 +126,18 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
         return output
 
     def on_post_build(self, config: Any) -> None:
-        target = Path(config["site_dir"]) / self.options.assets_path
         source = self.config.assets_from
+        settings = PublishSettings(
+            options=self.options,
+            base_path=base_path_of(config["site_url"]),
+            site_name=config["site_name"],
+            index=self.config.index,
+            assets_from=Path(source) if source else None,
+            with_pyscript=self.config.with_pyscript,
+        )
         try:
-            origin = publish_assets(
-                target,
-                Path(source) if source else None,
-                log.debug,
-                with_pyscript=self.config.with_pyscript,
-            )
-        except BuildError as error:
-            raise PluginError(f"agentskit-ask: {error}") from error
-        log.info("agentskit-ask: assets written to %s (%s)", target, origin)
-        if not self.config.index:
-            return
-        try:
-            write_build_index(
-                Path(config["site_dir"]),
-                target,
-                base_path=base_path_of(config["site_url"]),
-                site_name=config["site_name"],
-                say=log.info,
-            )
-        except SiteIndexError as error:
-            raise PluginError(f"agentskit-ask: {error}") from error
-        self._publish_static_answers(config)
-
-    def _publish_static_answers(self, config: Any) -> None:
-        """The split index beside the assets, for answers in the page (static_answers.py);
-        it reads the site index the step before wrote, so the site is indexed once."""
-        from .static_answers import publish_static_answers
-
-        try:
-            publish_static_answers(
-                Path(config["site_dir"]),
-                self.options.assets_path,
-                base_path=base_path_of(config["site_url"]),
-                required=self.options.endpoint is None,
-                say=log.info,
-                warn=log.warning,
+            publish_site(
+                Path(config["site_dir"]), settings, say=log.info, warn=log.warning, detail=log.debug
             )
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error
