@@ -11,7 +11,8 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql clean fuzz fuzz-quick \
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql hugo jekyll \
+	clean fuzz fuzz-quick \
 	page-modules mutate dist test-resolutions
 MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
@@ -51,6 +52,20 @@ haproxy:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q haproxy; }
 
+# Debian's hugo and jekyll build the sites `agentskit-web publish` is tested on
+# (e2e/test_publish_generators.py writes each a site of its own and builds it).
+hugo:
+	@command -v hugo >/dev/null 2>&1 || { \
+	  echo "installing Debian's hugo for the publish tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q hugo; }
+
+jekyll:
+	@command -v jekyll >/dev/null 2>&1 || { \
+	  echo "installing Debian's jekyll for the publish tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q jekyll; }
+
 # Debian's PostgreSQL server backs the shared turn-session tests: each test session runs its own
 # cluster (initdb + pg_ctl in a temporary folder, loopback, a free port; bench/local_postgres.py).
 # Debian keeps the binaries in /usr/lib/postgresql/<version>/bin, off PATH. The package's own
@@ -83,7 +98,7 @@ typecheck: $(STAMP)
 unit: $(STAMP) $(NODE_STAMP) redis-server postgresql haproxy
 	$(VENV)/bin/pytest tests
 
-e2e: $(STAMP) chromium site redis-server postgresql haproxy
+e2e: $(STAMP) chromium site redis-server postgresql haproxy hugo jekyll
 	$(VENV)/bin/pytest e2e
 
 # Every decoder and the markdown-to-view path under atheris; failing inputs land in fixtures/fuzz/.
