@@ -12,6 +12,9 @@ plugins:
       knowledge: faq.json       # optional local FAQ artifact
       storage_key: mysite:ask   # optional memory key
       theme: auto               # auto, light or dark
+      suggestions:              # every attribute of the element is an option, `-` written `_`
+        - How do I install it?  # (docs/embedding.md's table); lists and mappings as YAML
+      strings: {send: Envoyer}
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
       with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
@@ -48,10 +51,11 @@ from ..build.files import BuildError
 from ..extras import MissingExtra, require
 from .assets_source import assets_origin
 from .embed import (
-    BOOTS,
+    ATTRIBUTES,
     DEFAULT_ASSETS_PATH,
-    LAYOUTS,
-    THEMES,
+    LIST_KINDS,
+    MAPPING_KINDS,
+    Attribute,
     EmbedConfigError,
     EmbedOptions,
     element_tag,
@@ -74,17 +78,29 @@ _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 
 
-class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
-    """The plugin's options in mkdocs.yml (types and choices checked by MkDocs first)."""
+def _option(attribute: Attribute) -> Any:
+    """The MkDocs option of one element attribute: MkDocs checks types and choices first."""
+    if attribute.kind == "choice":
+        choice = c.Choice(attribute.choices, default=attribute.default)
+        return choice if attribute.default is not None else c.Optional(choice)
+    if attribute.kind in LIST_KINDS:
+        return c.Optional(c.Type((list, str)))
+    if attribute.kind in MAPPING_KINDS:
+        return c.Optional(c.Type((dict, str)))
+    return c.Optional(c.Type(str))
 
-    endpoint = c.Optional(c.Type(str))
-    corpus = c.Optional(c.Type(str))
-    persona = c.Optional(c.Type(str))
-    boot = c.Choice(BOOTS, default="intent")
-    layout = c.Choice(LAYOUTS, default="inline")
-    knowledge = c.Optional(c.Type(str))
-    storage_key = c.Optional(c.Type(str))
-    theme = c.Choice(THEMES, default="auto")
+
+_AttributeOptions: Any = type(
+    "_AttributeOptions",
+    (base.Config,),
+    {attribute.option: _option(attribute) for attribute in ATTRIBUTES},
+)
+"""One option per attribute of the element (embed.ATTRIBUTES), made from that list."""
+
+
+class AgentskitAskConfig(_AttributeOptions):  # type: ignore[misc]
+    """The plugin's options in mkdocs.yml: every attribute's, and where the assets come from."""
+
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
     with_pyscript = c.Type(bool, default=False)

@@ -6,6 +6,8 @@ agentskit_ask_endpoint = "/api/ask"   # optional: without it, answers come from 
 agentskit_ask_layout = "launcher"     # or "inline"
 agentskit_ask_boot = "intent"         # or "idle", "eager"
 agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key
+agentskit_ask_suggestions = ["How do I install it?"]  # every attribute of the element is a
+agentskit_ask_strings = {"send": "Envoyer"}           # setting, `-` written `_` (a list, a dict)
 agentskit_ask_theme = "auto"
 agentskit_ask_assets_path = "agentskit/"
 agentskit_ask_assets_from = None      # a folder `agentskit-web assets` wrote
@@ -40,6 +42,7 @@ from ..build.files import BuildError
 from ..extras import MissingExtra, require
 from .assets_source import assets_origin
 from .embed import (
+    ATTRIBUTES,
     DEFAULT_ASSETS_PATH,
     EmbedConfigError,
     element_tag,
@@ -52,19 +55,14 @@ from .publish import PublishSettings, publish_site
 
 PREFIX: Final = "agentskit_ask_"
 SETTINGS: Final[dict[str, object]] = {
-    "endpoint": None,
-    "corpus": None,
-    "persona": None,
-    "boot": "intent",
-    "layout": "inline",
-    "knowledge": None,
-    "storage_key": None,
-    "theme": "auto",
+    **{attribute.option: None for attribute in ATTRIBUTES},
     "assets_path": DEFAULT_ASSETS_PATH,
     "assets_from": None,
     "with_pyscript": False,
     "index": True,
 }
+"""`agentskit_ask_<option>` for every attribute of the element (embed.ATTRIBUTES, unset: the
+widget's default) and the four settings of the build itself."""
 HTML_FORMATS: Final = ("html",)
 INDEXED_BUILDERS: Final = ("html", "dirhtml")
 """The builders whose output is a browsable site with the URLs the index cites."""
