@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+HELP_FLAGS = frozenset({"-h", "--help"})
+
 
 class NeedsCheckout(Exception):
     """A command that builds from the project's sources was run without a checkout."""
@@ -142,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if argv[:1]:
+        help_only = argv[:1] == ["check"] and bool(HELP_FLAGS & set(argv[1:]))
+        if argv[:1] and not help_only:  # check's --help imports nothing of [testing]
             require_for_command(argv[0])
         return _dispatch(argv)
     except (MissingExtra, NeedsCheckout) as error:
