@@ -184,7 +184,8 @@ def test_a_refusing_backend_and_the_page_s_own_off_origin_request(serve: Any) ->
     assert status == 1, (stderr, report)
     found = verdicts(report)
     assert found["boot"] is True and found["types"] is True
-    assert found["origin"] is True and found["page"] is False
+    assert found["origin"] is True, detail(report, "origin")
+    assert found["page"] is False
     # The refused POST is the widget's own console error, named by its URL.
     assert found["console"] is False and "/api/ask" in detail(report, "console")
     assert report is not None
