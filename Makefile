@@ -13,7 +13,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
 .PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql hugo jekyll \
 	clean fuzz fuzz-quick \
-	page-modules mutate dist test-resolutions
+	page-modules mutate dist test-resolutions e2e-slow
 MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
@@ -100,6 +100,10 @@ unit: $(STAMP) $(NODE_STAMP) redis-server postgresql haproxy
 
 e2e: $(STAMP) chromium site redis-server postgresql haproxy hugo jekyll
 	$(VENV)/bin/pytest e2e
+
+# The tests marked slow (a real Docusaurus build installed from npm): not part of `make test`.
+e2e-slow: $(STAMP) chromium site
+	$(VENV)/bin/pytest e2e -m slow
 
 # Every decoder and the markdown-to-view path under atheris; failing inputs land in fixtures/fuzz/.
 fuzz: $(FUZZ_STAMP)
