@@ -164,7 +164,7 @@ def _text(name: str, value: object, limit: int = TEXT_MAX_CHARS) -> str:
 
 
 def _listed(name: str, value: object) -> list[object]:
-    """A list as YAML or Python gives it, or the attribute's own text form."""
+    """A list as YAML or Python gives it (the text forms are read by the callers)."""
     if isinstance(value, list | tuple):
         return list(value)
     raise EmbedConfigError(f"{name}: expected a list, got {value!r}")
