@@ -11,8 +11,9 @@ CHROMIUM ?= chromium
 DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
-.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql clean fuzz fuzz-quick \
-	page-modules mutate dist test-resolutions bench-smoke
+.PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql hugo jekyll \
+	clean fuzz fuzz-quick \
+	page-modules mutate dist test-resolutions e2e-slow bench-smoke
 MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
@@ -52,6 +53,20 @@ haproxy:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q haproxy; }
 
+# Debian's hugo and jekyll build the sites `agentskit-web publish` is tested on
+# (e2e/test_publish_generators.py writes each a site of its own and builds it).
+hugo:
+	@command -v hugo >/dev/null 2>&1 || { \
+	  echo "installing Debian's hugo for the publish tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q hugo; }
+
+jekyll:
+	@command -v jekyll >/dev/null 2>&1 || { \
+	  echo "installing Debian's jekyll for the publish tests"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q jekyll; }
+
 # Debian's PostgreSQL server backs the shared turn-session tests: each test session runs its own
 # cluster (initdb + pg_ctl in a temporary folder, loopback, a free port; bench/local_postgres.py).
 # Debian keeps the binaries in /usr/lib/postgresql/<version>/bin, off PATH. The package's own
@@ -84,8 +99,12 @@ typecheck: $(STAMP)
 unit: $(STAMP) $(NODE_STAMP) redis-server postgresql haproxy
 	$(VENV)/bin/pytest tests
 
-e2e: $(STAMP) chromium site redis-server postgresql haproxy
+e2e: $(STAMP) chromium site redis-server postgresql haproxy hugo jekyll
 	$(VENV)/bin/pytest e2e
+
+# The tests marked slow (a real Docusaurus build installed from npm): not part of `make test`.
+e2e-slow: $(STAMP) chromium site
+	$(VENV)/bin/pytest e2e -m slow
 
 # Every decoder and the markdown-to-view path under atheris; failing inputs land in fixtures/fuzz/.
 fuzz: $(FUZZ_STAMP)

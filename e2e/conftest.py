@@ -26,6 +26,7 @@ from agentskit_web.build.site import build
 from agentskit_web.server.static import StaticSite
 from e2e_support import ROOT, Watch
 from module_record import ModuleRecorder, missing_from, wrap_new_context
+from wheel_support import Release, build_release_at
 
 STOCK_STDLIB = ROOT / "web/node_modules/pyodide/python_stdlib.zip"
 RECORDER = ModuleRecorder()
@@ -76,6 +77,12 @@ def dist() -> Path:
     target = ROOT / "dist"
     build(ROOT, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
+    """The release wheel and sdist, built once for every test that installs them."""
+    return build_release_at(tmp_path_factory.mktemp("release"))
 
 
 @pytest.fixture(scope="session")

@@ -146,6 +146,7 @@ def test_the_demo_passes_every_check(dist: Path) -> None:
             "compression",
             "origin",
             "console",
+            "page",
         ],
         True,
     )
@@ -172,14 +173,27 @@ def test_a_wrong_wasm_type_is_named(serve: Any) -> None:
     assert found["loader"] is True and found["boot"] is False
 
 
-def test_a_refusing_backend_and_an_off_origin_request(serve: Any) -> None:
+def test_a_refusing_backend_and_the_page_s_own_off_origin_request(serve: Any) -> None:
+    """The page's image on another origin is the page's finding, not the widget's: the origin
+    row passes, the page row names the URL and the --allow-origin that lets it through, and
+    fails under --strict-page; the refused answer fails the answer, sources and console rows."""
     url = serve(off_origin_image=True)
-    status, report, stderr = check(url, "--question", "How do I configure rate limiting?")
+    status, report, stderr = check(
+        url, "--question", "How do I configure rate limiting?", "--strict-page"
+    )
     assert status == 1, (stderr, report)
     found = verdicts(report)
     assert found["boot"] is True and found["types"] is True
-    assert found["origin"] is False and OFF_ORIGIN in detail(report, "origin")
-    assert found["answer"] is False
+    assert found["origin"] is True, detail(report, "origin")
+    assert found["page"] is False
+    # The refused POST is the widget's own console error, named by its URL.
+    assert found["console"] is False and "/api/ask" in detail(report, "console")
+    assert report is not None
+    page = next(c for c in report["checks"] if c["name"] == "page")
+    assert any(
+        OFF_ORIGIN in w and "--allow-origin http://127.0.0.2:9" in w for w in page["warnings"]
+    )
+    assert found["answer"] is False and found["sources"] is False
     assert "refused: HTTP 405" in detail(report, "answer")
 
 

@@ -1,31 +1,28 @@
-"""The release as a docs owner installs it: the built wheel in a clean venv, no checkout anywhere.
+"""The release as a docs owner installs it: the built wheel in a clean venv, no checkout
+anywhere.
 
-`make dist`'s code (build/release.py) builds the sdist and the wheel into a
-temporary folder. Each site gets a new venv holding only that wheel with one
-extra and the site's own theme, installed from the package index as an owner
-would (`pip install 'agentskit_web-….whl[mkdocs]' mkdocs-material`). Nothing of
-the checkout is reachable by construction: the venv's interpreter runs in a
-temporary folder with no PYTHONPATH, the fixture docs are copied out first, and
-the package is imported from the venv's site-packages, where no `web/` or
-`.cache/` lies beside it (the tests assert each of these). The generators then
-build an MkDocs Material site and a Sphinx furo site with the plugins; the
-assets come from the wheel's package data. Each site is served with an Ask
-backend on one origin and the widget is driven in Chromium to an answer.
+`make dist`'s code (build/release.py) builds the sdist and the wheel into a temporary
+folder (once per session: conftest's `release`). Each site gets a new venv holding only
+that wheel with one extra and the site's own theme, installed from the package index as
+an owner would (`pip install 'agentskit_web-….whl[mkdocs]' mkdocs-material`). Nothing of
+the checkout is reachable by construction: the venv's interpreter runs in a temporary
+folder with no PYTHONPATH, the fixture docs are copied out first, and the package is
+imported from the venv's site-packages, where no `web/` or `.cache/` lies beside it (the
+tests assert each of these). The generators then build an MkDocs Material site and a
+Sphinx furo site with the plugins; the assets come from the wheel's package data. Each
+site is served with an Ask backend on one origin and the widget is driven in Chromium to
+an answer.
 
-The first `mkdocs build` of a new site is timed with and without the plugin
-(printed; the plugin may add at most PLUGIN_BUDGET_SECONDS). The release is
-built twice with one SOURCE_DATE_EPOCH: the same bytes both times.
+The first `mkdocs build` of a new site is timed with and without the plugin (printed;
+the plugin may add at most PLUGIN_BUDGET_SECONDS). The release is built twice with one
+SOURCE_DATE_EPOCH: the same bytes both times.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import subprocess
-import sys
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -42,96 +39,21 @@ from agentskit_web.server.generators import ExtractiveGenerator
 from agentskit_web.server.static import AppServer, create_static_app
 from agentskit_web.testing import AskWidget
 from e2e_support import ROOT, Watch
+from wheel_support import (
+    EPOCH,
+    PREBUILT_IN_WHEEL,
+    Release,
+    Venv,
+    assert_no_checkout,
+    dev_pin,
+    make_venv,
+    sha256_of,
+)
 
 SITES = ROOT / "fixtures" / "sites"
 QUESTION = "How long does the lantern take to charge the battery?"
 PLUGIN_BUDGET_SECONDS = 5.0
 """The issue's goal: the first build with the plugin takes at most this much longer."""
-EPOCH = "1767225600"  # 2026-01-01: any fixed value; both builds get the same one
-PREBUILT_IN_WHEEL = "agentskit_web/integrations/prebuilt/"
-DEV = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
-    "optional-dependencies"
-]["dev"]
-
-
-def _dev_pin(name: str) -> str:
-    """The developers' exact version of a theme, so the e2e installs what `make` tested."""
-    return next(line for line in DEV if line.split("==")[0] == name)
-
-
-@dataclass(frozen=True)
-class Release:
-    folder: Path
-    wheel: Path
-    sdist: Path
-
-
-@dataclass(frozen=True)
-class Venv:
-    """A venv outside the checkout, and the folder its commands run in."""
-
-    folder: Path
-    work: Path
-
-    def bin(self, name: str) -> str:
-        return str(self.folder / "bin" / name)
-
-    def run(self, *command: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-        env["PATH"] = f"{self.folder / 'bin'}:{env.get('PATH', '')}"
-        done = subprocess.run(
-            list(command), cwd=self.work, env=env, capture_output=True, text=True, check=False
-        )
-        if check:
-            assert done.returncode == 0, f"{command} failed:\n{done.stdout}\n{done.stderr}"
-        return done
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
-    os.environ["SOURCE_DATE_EPOCH"] = EPOCH
-    try:
-        built = build_release(ROOT, tmp_path_factory.mktemp("release"))
-    finally:
-        del os.environ["SOURCE_DATE_EPOCH"]
-    wheel = next(p for p in built if p.suffix == ".whl")
-    sdist = next(p for p in built if p.name.endswith(".tar.gz"))
-    print(f"\nwheel {wheel.name}: {wheel.stat().st_size / 1_048_576:.2f} MB")
-    return Release(wheel.parent, wheel, sdist)
-
-
-def _venv(root: Path, *requirements: str) -> Venv:
-    folder = root / "venv"
-    work = root / "work"
-    work.mkdir()
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, cwd=work)
-    venv = Venv(folder, work)
-    venv.run(venv.bin("python"), "-m", "pip", "install", "--quiet", *requirements)
-    return venv
-
-
-def _assert_no_checkout(venv: Venv) -> None:
-    """The installed package, not the checkout: nothing of ROOT on sys.path, no web/ beside it."""
-    probe = (
-        "import sys, agentskit_web\n"
-        "from agentskit_web.integrations.assets_source import PREBUILT, checkout_root\n"
-        "print(agentskit_web.__file__); print(checkout_root()); print(PREBUILT)\n"
-        "print('\\n'.join(sys.path))\n"
-    )
-    lines = venv.run(venv.bin("python"), "-c", probe).stdout.splitlines()
-    package, checkout, prebuilt, *path = lines
-    assert package.startswith(str(venv.folder)), package
-    assert checkout == "None"
-    assert prebuilt.startswith(str(venv.folder)) and (Path(prebuilt) / LOADER).is_file()
-    assert not any(entry.startswith(str(ROOT)) for entry in path), path
-    site_root = Path(package).parents[1]
-    for name in ("web", ".cache", "pyproject.toml"):
-        assert not any((folder / name).exists() for folder in Path(package).parents), name
-    assert site_root.name == "site-packages"
 
 
 def test_the_wheel_carries_the_assets_and_the_build_is_reproducible(
@@ -152,8 +74,8 @@ def test_the_wheel_carries_the_assets_and_the_build_is_reproducible(
         again = build_release(ROOT, tmp_path / "again")
     finally:
         del os.environ["SOURCE_DATE_EPOCH"]
-    first = {p.name: _sha256(p) for p in (release.wheel, release.sdist)}
-    second = {p.name: _sha256(p) for p in again}
+    first = {p.name: sha256_of(p) for p in (release.wheel, release.sdist)}
+    second = {p.name: sha256_of(p) for p in again}
     assert first == second
     assert not (ROOT / "src" / "agentskit_web" / "integrations" / "prebuilt").exists()
 
@@ -179,8 +101,8 @@ class Built:
 @pytest.fixture(scope="module")
 def mkdocs_built(release: Release, docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """`pip install WHEEL[mkdocs] mkdocs-material`; a first build with, then without the plugin."""
-    venv = _venv(
-        tmp_path_factory.mktemp("mkdocs"), f"{release.wheel}[mkdocs]", _dev_pin("mkdocs-material")
+    venv = make_venv(
+        tmp_path_factory.mktemp("mkdocs"), f"{release.wheel}[mkdocs]", dev_pin("mkdocs-material")
     )
     config = (SITES / "mkdocs" / "mkdocs.yml").read_text(encoding="utf-8")
     config = config.replace("docs_dir: ../docs", f"docs_dir: {docs}")
@@ -200,11 +122,11 @@ def mkdocs_built(release: Release, docs: Path, tmp_path_factory: pytest.TempPath
 @pytest.fixture(scope="module")
 def sphinx_built(release: Release, docs: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
     """`pip install WHEEL[sphinx] furo myst-parser`; sphinx-build with the fixture's conf.py."""
-    venv = _venv(
+    venv = make_venv(
         tmp_path_factory.mktemp("sphinx"),
         f"{release.wheel}[sphinx]",
-        _dev_pin("furo"),
-        _dev_pin("myst-parser"),
+        dev_pin("furo"),
+        dev_pin("myst-parser"),
     )
     conf = venv.work / "conf"
     conf.mkdir()
@@ -247,7 +169,7 @@ def test_a_site_built_from_the_wheel_answers_in_chromium(
     served: tuple[Built, AppServer], page: Page
 ) -> None:
     built, server = served
-    _assert_no_checkout(built.venv)
+    assert_no_checkout(built.venv)
     assert (built.site / "agentskit" / LOADER).is_file()
     assert list(built.site.glob("agentskit/runtime.*/pyodide.asm.wasm")), "raw wasm not restored"
     page.goto(server.url + built.page_path(PurePosixPath("guide/care/cleaning.md")))

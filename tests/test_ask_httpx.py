@@ -323,3 +323,24 @@ def test_cli_rejects_a_relative_url(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_terminal_safe_strips_escape_sequences() -> None:
     assert terminal_safe("a\x1b]8;;http://evil\x07b\tc\nd\x9b\ud800") == "a]8;;http://evilb\tc\nd?"
+
+
+def test_cli_prints_the_server_message_and_code_of_a_refusal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    body = (
+        b'{"error":{"code":"ASK_BAD_REQUEST","message":"The question is empty.","retryable":false}}'
+    )
+    code = _run_cli(ScriptedServer([body], status=422, content_type="application/json"))
+    assert code == 1
+    assert capsys.readouterr().err == (
+        "error: Ask request failed (422): The question is empty. [ASK_BAD_REQUEST]\n"
+    )
+
+
+def test_cli_keeps_the_status_line_when_the_refusal_has_no_valid_envelope(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = _run_cli(ScriptedServer([b"<h1>Bad gateway</h1>"], status=502, content_type="text/html"))
+    assert code == 1
+    assert capsys.readouterr().err == "error: Ask request failed (502).\n"

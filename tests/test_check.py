@@ -170,3 +170,25 @@ def test_check_starts_chromium_with_its_sandbox_wherever_the_platform_allows(
     assert options["chromium_sandbox"] is allowed
     assert ("--no-sandbox" in options["args"]) is not allowed
     assert "--headless" in options["args"]
+
+
+def test_findings_are_the_widget_s_only_under_its_folder_or_at_its_endpoints() -> None:
+    scan = check._EmbedScan()
+    scan.feed("<agentskit-ask endpoint='https://ask.example/v1?x=1' knowledge='faq.json'>")
+    whose = check.attribution_of(
+        "https://docs.example/guide/", "https://docs.example/agentskit/agentskit-ask.js", scan
+    )
+    assert whose.is_widget("https://docs.example/agentskit/runtime.0123/pyodide.asm.wasm")
+    assert whose.is_widget("https://ask.example/v1?corpus=docs")
+    assert whose.is_widget("https://docs.example/guide/faq.json")
+    assert not whose.is_widget("https://api.github.com/repos/pallets/flask")
+    assert not whose.is_widget("https://docs.example/guide/", "")
+    assert not whose.is_widget("https://docs.example/agentskit-other/x.js")
+
+
+def test_the_page_s_own_findings_warn_and_fail_only_when_strict() -> None:
+    findings = ["request to another origin https://api.github.com/x (aborted; ...)"]
+    lenient = check.page_check(findings, strict=False)
+    assert lenient.ok and lenient.warnings == findings and "--strict-page" in lenient.detail
+    assert not check.page_check(findings, strict=True).ok
+    assert check.page_check([], strict=True).ok

@@ -74,6 +74,13 @@ def test_a_command_with_its_extra_runs() -> None:
     assert "usage" in result.stdout
 
 
+def test_check_help_needs_no_extra() -> None:
+    """`check --help` says what the command does before the owner installs [testing]."""
+    result = _cli_without(("playwright",), "check", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "--strict-page" in result.stdout
+
+
 def test_every_command_names_known_extras() -> None:
     for command, extras in COMMAND_EXTRAS.items():
         assert set(extras) <= set(EXTRA_MODULES), command

@@ -10,6 +10,7 @@ folder of two small files so nothing heavy is built.
 
 from __future__ import annotations
 
+import html
 import re
 import subprocess
 import sys
@@ -210,3 +211,147 @@ def test_without_assets_from_a_shipped_prebuilt_folder_is_used_before_the_checko
     origin = publish_assets(tmp_path / "site" / "agentskit")
     assert origin == str(prebuilt)
     assert is_assets_folder(tmp_path / "site" / "agentskit")
+
+
+# ------------------------------------------------- every attribute is an option of both
+
+EVERY_ATTRIBUTE: dict[str, object] = {
+    "endpoint": "/api/ask",
+    "protocol": "turn",
+    "corpus": "docs",
+    "persona": "guide",
+    "storage-key": "lumen:ask",
+    "legacy-keys": ["lumen:old", "lumen:older"],
+    "storage": "session",
+    "chat-id": "lumen",
+    "images": "/img/",
+    "knowledge": "faq/knowledge.json",
+    "feedback-endpoint": "/api/feedback",
+    "suggestions": ["How do I charge it?", "Is it waterproof?"],
+    "strings": {"send": "Envoyer"},
+    "theme": "dark",
+    "layout": "launcher",
+    "boot": "idle",
+    "offline": "cache",
+    "snapshot": "keep",
+    "offline-scope": "/",
+    "heading": "Ask Lumen",
+    "placeholder": "Your question about the lantern",
+    "disclaimer": "Check the manual too.",
+}
+"""A value for every attribute, in the generators' own forms (a list, a mapping): a new
+attribute without one here fails `test_every_attribute_of_the_docs_table_is_an_option`."""
+WRITTEN = {
+    "legacy-keys": "lumen:old lumen:older",
+    "suggestions": '["How do I charge it?", "Is it waterproof?"]',
+    "strings": '{"send": "Envoyer"}',
+}
+"""How the element carries the values that are not text already."""
+
+
+def _docs_attribute_names() -> set[str]:
+    """The first column of docs/embedding.md's table of the element's attributes."""
+    text = (ROOT / "docs" / "embedding.md").read_text(encoding="utf-8")
+    section = text.split("## The element's attributes", 1)[1].split("\n## ", 1)[0]
+    names: set[str] = set()
+    for line in section.splitlines():
+        cells = line.split("|")
+        if len(cells) > 2 and cells[1].strip().startswith("`"):
+            names.update(re.findall(r"`([a-z-]+)`", cells[1]))
+    return names
+
+
+def test_every_attribute_of_the_docs_table_is_an_option() -> None:
+    from agentskit_web.integrations.embed import ATTRIBUTES
+    from agentskit_web.integrations.mkdocs import AgentskitAskConfig
+    from agentskit_web.integrations.sphinx_ext import SETTINGS
+
+    names = {attribute.name for attribute in ATTRIBUTES}
+    assert _docs_attribute_names() == names
+    assert set(EVERY_ATTRIBUTE) == names
+    mkdocs_options = {key for key, _option in AgentskitAskConfig._schema}
+    assert {attribute.option for attribute in ATTRIBUTES} <= mkdocs_options
+    assert {attribute.option for attribute in ATTRIBUTES} <= set(SETTINGS)
+
+
+def _written_attributes(page: Path) -> dict[str, str]:
+    _script, attributes = _embed(page)
+    attributes.pop("site-theme", None)
+    return {name: html.unescape(value) for name, value in attributes.items()}
+
+
+def _expected(knowledge: str) -> dict[str, str]:
+    expected = {name: str(value) for name, value in EVERY_ATTRIBUTE.items()}
+    expected.update(WRITTEN)
+    expected["knowledge"] = knowledge
+    return expected
+
+
+def _mkdocs_with(tmp_path: Path, plugin: dict[str, object]) -> subprocess.CompletedProcess[str]:
+    import yaml
+
+    config = (SITES / "mkdocs" / "mkdocs.yml").read_text(encoding="utf-8")
+    config = config.replace("docs_dir: ../docs", f"docs_dir: {DOCS}")
+    tmp_path.mkdir(exist_ok=True)
+    config = config[: config.index("plugins:")] + yaml.safe_dump(
+        {"plugins": [{"agentskit-ask": plugin}]}, allow_unicode=True
+    )
+    written = tmp_path / "mkdocs.yml"
+    written.write_text(config, encoding="utf-8")
+    command = ["-m", "mkdocs", "build", "-q", "-f", str(written), "-d", str(tmp_path / "site")]
+    return subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
+
+
+def _sphinx_with(tmp_path: Path, settings: dict[str, object]) -> subprocess.CompletedProcess[str]:
+    conf = tmp_path / "conf"
+    conf.mkdir(parents=True)
+    text = (SITES / "sphinx" / "conf.py").read_text(encoding="utf-8")
+    text += "".join(f"agentskit_ask_{key} = {value!r}\n" for key, value in settings.items())
+    (conf / "conf.py").write_text(text, encoding="utf-8")
+    command = ["-m", "sphinx", "-q", "-b", "html", "-c", str(conf), str(DOCS)]
+    command.append(str(tmp_path / "site"))
+    return subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
+
+
+def _as_options(values: dict[str, object]) -> dict[str, object]:
+    return {name.replace("-", "_"): value for name, value in values.items()}
+
+
+def test_mkdocs_takes_every_attribute_as_an_option(tmp_path: Path, prebuilt: Path) -> None:
+    plugin = {**_as_options(EVERY_ATTRIBUTE), "assets_from": str(prebuilt), "index": False}
+    done = _mkdocs_with(tmp_path, plugin)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "site" / "guide" / "setup" / "charging" / "index.html"
+    assert _written_attributes(page) == _expected("../../../faq/knowledge.json")
+
+
+def test_sphinx_takes_every_attribute_as_a_setting(tmp_path: Path, prebuilt: Path) -> None:
+    settings = {**_as_options(EVERY_ATTRIBUTE), "assets_from": str(prebuilt), "index": False}
+    done = _sphinx_with(tmp_path, settings)
+    assert done.returncode == 0, done.stderr
+    page = tmp_path / "site" / "guide" / "setup" / "charging.html"
+    assert _written_attributes(page) == _expected("../../faq/knowledge.json")
+
+
+BAD_VALUES = [
+    ("suggestions", [f"question {n}?" for n in range(9)], "1 to 8"),
+    ("suggestions", ["x" * 257], "suggestions"),
+    ("strings", {"sned": "Envoyer"}, "unknown UI string sned"),
+    ("legacy_keys", ["a key"], "legacy_keys"),
+    ("images", "/", "images"),
+    ("offline", "always", "offline"),
+    ("chat_id", "a b", "chat_id"),
+    ("heading", "two\nlines", "heading"),
+]
+
+
+@pytest.mark.parametrize(("option", "value", "message"), BAD_VALUES)
+def test_a_bad_attribute_option_stops_either_build_and_names_it(
+    tmp_path: Path, prebuilt: Path, option: str, value: object, message: str
+) -> None:
+    with pytest.raises(EmbedConfigError, match=message):
+        embed_options({option: value})
+    done = _mkdocs_with(tmp_path / "m", {option: value, "assets_from": str(prebuilt)})
+    assert done.returncode != 0 and option in done.stderr, done.stderr
+    done = _sphinx_with(tmp_path / "s", {option: value, "assets_from": str(prebuilt)})
+    assert done.returncode != 0 and f"agentskit_ask_{option}" in done.stderr, done.stderr

@@ -40,6 +40,7 @@ COMMAND_EXTRAS: Final[dict[str, tuple[str, ...]]] = {
     "demo": ("server", "build"),
     "build": ("build",),
     "assets": ("build",),
+    "publish": ("build",),
     "check": ("testing",),
     "bench": ("testing", "build"),
     "eval": ("server", "insight"),

@@ -65,6 +65,8 @@ PREFETCHED_RUNTIME: Final = ("pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdl
 _OWN_PREFIXES: Final = ("agentskit-ask", MANIFEST)
 HASHED_RUNTIME: Final = re.compile(rf"^{re.escape(RUNTIME_PREFIX)}[0-9a-f]{{{HASH_CHARS}}}/$")
 """The form of `assets["runtime"]`: what tools reading assets.json may rely on."""
+PYSCRIPT_KEY: Final = "pyscript"
+"""The manifest's entry for the PyScript build (absent without `--with-pyscript`)."""
 PYSCRIPT_PREFIX: Final = "pyscript."
 """The PyScript build's folder (`--with-pyscript`, build/pyscript.py): `pyscript.<hash>/`."""
 _HASHED_FOLDER: Final = re.compile(
@@ -260,7 +262,7 @@ def write_assets(
     outputs[SERVICE_WORKER] = worker.encode("utf-8")
     manifest: dict[str, object] = dict(assets)
     if with_pyscript:
-        manifest["pyscript"] = _add_pyscript(outputs, web, assets)
+        manifest[PYSCRIPT_KEY] = _add_pyscript(outputs, web, assets)
     outputs[MANIFEST] = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
     packed = cache / "compressed" if cache is not None else None
     for name, data in list(outputs.items()):

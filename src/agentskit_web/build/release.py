@@ -1,17 +1,19 @@
 """`make dist`: the release an owner installs: an sdist and a wheel carrying the widget's assets.
 
-A package installed from an index has no checkout, so the MkDocs plugin and the
-Sphinx extension publish the assets folder shipped inside it
+A package installed from an index has no checkout, so the MkDocs plugin and
+the Sphinx extension publish the assets folder shipped inside it
 (`agentskit_web/integrations/prebuilt/`, see integrations/assets_source.py).
-This writes that folder with the same code as `agentskit-web assets` (the
-loader, the stylesheet, the Pyodide runtime, the wheels, their `.br`/`.gz`
-copies and the lock; raw files their `.gz` reproduces are left out, see
-build/packed.py), runs the standard PEP 517 build (`python -m build`: the
-sdist, then the wheel from the sdist, so the sdist alone rebuilds the same
-wheel). All of it happens in a staging copy of the project's packaging files
-(pyproject.toml, README.md, src/), never in the checkout: there the plugins
-build fresh assets from `web/`, and a prebuilt folder, even for the minute a
-release takes, would shadow them for a docs build run at that moment.
+This writes that folder with the same code as `agentskit-web assets
+--with-pyscript` (the loader, the stylesheet, the Pyodide runtime, the wheels,
+the PyScript build, their `.br`/`.gz` copies and the lock: an owner gets
+PyScript from the wheel too, and the default publish leaves it out; raw files
+their `.gz` reproduces are left out, see build/packed.py), runs the standard
+PEP 517 build (`python -m build`: the sdist, then the wheel from the sdist, so
+the sdist alone rebuilds the same wheel). All of it happens in a staging copy
+of the project's packaging files (pyproject.toml, README.md, src/), never in
+the checkout: there the plugins build fresh assets from `web/`, and a prebuilt
+folder, even for the minute a release takes, would shadow them for a docs
+build run at that moment.
 
 Reproducible: every timestamp is SOURCE_DATE_EPOCH (default: the last commit's
 time). The wheel's backend already honours it; the sdist's tar and gzip
@@ -67,7 +69,7 @@ def source_date_epoch(root: Path) -> int:
 
 
 def write_prebuilt(root: Path, target: Path) -> int:
-    """The assets folder at `target`, written afresh; returns its file count."""
+    """The assets folder at `target` (with PyScript), written afresh; returns its file count."""
     from .assets import write_assets
     from .site import runtime_input
 
@@ -76,7 +78,7 @@ def write_prebuilt(root: Path, target: Path) -> int:
     paths = Paths(root=root, dist=target, cache=root / ".cache")
     paths.cache.mkdir(exist_ok=True)
     inputs = runtime_input(paths, lambda message: print(f"  {message}"), Report())
-    report = write_assets(target, paths.web, inputs, paths.cache)
+    report = write_assets(target, paths.web, inputs, paths.cache, with_pyscript=True)
     return len(report.files)
 
 

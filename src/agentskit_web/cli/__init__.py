@@ -1,4 +1,5 @@
-"""`agentskit-web build|serve|demo|preview|serve-ask|ask|turn|index|check|eval|report|bench`."""
+"""`agentskit-web build|assets|serve|demo|preview|serve-ask|ask|turn|index|publish|check|eval|
+report|bench`."""
 
 from __future__ import annotations
 
@@ -6,31 +7,54 @@ import argparse
 import sys
 from pathlib import Path
 
+HELP_FLAGS = frozenset({"-h", "--help"})
+
+
+class NeedsCheckout(Exception):
+    """A command that builds from the project's sources was run without a checkout."""
+
+
+def _checkout_root(command: str) -> Path:
+    """The checkout's root, or NeedsCheckout naming what works from the release wheel."""
+    from ..build.files import BuildError, find_root
+
+    try:
+        return find_root()
+    except BuildError:
+        raise NeedsCheckout(
+            f"`{command}` builds this project's own docs site and needs a source checkout "
+            "(run it there); from the release wheel, `agentskit-web assets OUT_DIR` writes the "
+            "widget and `agentskit-web publish SITE_DIR` adds it to a built site"
+        ) from None
+
 
 def _build(args: argparse.Namespace) -> int:
     from ..build import site as site_build
 
+    _checkout_root("agentskit-web build")
     return site_build.main(["--dist", str(args.dist)] if args.dist else [])
 
 
 def _assets(args: argparse.Namespace) -> int:
-    """Write the embed's folder (loader, stylesheet, runtime, wheels) to OUT_DIR."""
-    from ..build.assets import LOADER, write_assets
-    from ..build.files import BuildError, Paths, Report, find_root
-    from ..build.site import runtime_input
+    """Write the embed's folder (loader, stylesheet, runtime, wheels) to OUT_DIR.
 
-    root = find_root()
-    paths = Paths(root=root, dist=args.out_dir.resolve(), cache=root / ".cache")
-    paths.cache.mkdir(exist_ok=True)
+    From the release wheel the folder is the one it ships (with or without its
+    PyScript build); from a checkout it is built (integrations/assets_source.py).
+    """
+    from ..build.assets import LOADER
+    from ..build.files import BuildError
+    from ..integrations.assets_source import publish_assets
+
+    out = args.out_dir.resolve()
     try:
-        inputs = runtime_input(paths, lambda message: print(f"  {message}"), Report())
-        report = write_assets(
-            paths.dist, paths.web, inputs, paths.cache, with_pyscript=args.with_pyscript
+        origin = publish_assets(
+            out, None, lambda message: print(f"  {message}"), with_pyscript=args.with_pyscript
         )
     except BuildError as error:
         print(f"agentskit-web assets: error: {error}", file=sys.stderr)
         return 1
-    print(f"wrote {args.out_dir} ({len(report.files)} files); embed it with:")
+    count = sum(1 for path in out.rglob("*") if path.is_file())
+    print(f"wrote {args.out_dir} ({count} files, from {origin}); embed it with:")
     print(f'  <script type="module" src="/PATH/TO/{args.out_dir.name}/{LOADER}"></script>')
     print('  <agentskit-ask endpoint="/api/ask"></agentskit-ask>')
     if args.with_pyscript:
@@ -45,10 +69,9 @@ def _assets(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from ..build.files import find_root
     from ..server.static import SITE_PORT, serve_forever
 
-    dist = (args.dist or find_root() / "dist").resolve()
+    dist = (args.dist or _checkout_root("agentskit-web serve") / "dist").resolve()
     if not (dist / "index.html").is_file():
         print(f"{dist} has no site yet: run `agentskit-web build` first", file=sys.stderr)
         return 1
@@ -60,16 +83,15 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace) -> int:
     """Build, then serve dist/ and the Ask backend together on one origin until Ctrl-C."""
-    from ..build.files import find_root
     from ..server.ask_serve import StartupError
     from ..server.demo_server import DemoConfig, serve_demo
     from ..server.static import SITE_PORT
 
+    root = _checkout_root("agentskit-web demo")
     status = 0 if args.no_build else _build(args)
     if status != 0:
         return status
     port = SITE_PORT if args.port is None else args.port
-    root = find_root()
     config = DemoConfig(
         dist=(args.dist or root / "dist").resolve(),
         site=root / "docs" / "site.json",
@@ -123,10 +145,11 @@ def main(argv: list[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else argv
     try:
-        if argv[:1]:
+        help_only = argv[:1] == ["check"] and bool(HELP_FLAGS & set(argv[1:]))
+        if argv[:1] and not help_only:  # check's --help imports nothing of [testing]
             require_for_command(argv[0])
         return _dispatch(argv)
-    except MissingExtra as error:
+    except (MissingExtra, NeedsCheckout) as error:
         print(f"agentskit-web: {error}", file=sys.stderr)
         return 2
 
@@ -142,6 +165,10 @@ def _dispatch(argv: list[str]) -> int:
         from . import index
 
         return index.main(argv[1:])
+    if argv[:1] == ["publish"]:
+        from . import publish
+
+        return publish.main(argv[1:])
     if argv[:1] == ["check"]:
         from . import check
 
@@ -209,6 +236,10 @@ def _dispatch(argv: list[str]) -> int:
     commands.add_parser("turn", help='stream one turn: turn URL "question" (turn --help)')
     commands.add_parser(
         "index", help="index a built site (MkDocs, Sphinx, any HTML) for Ask: index SITE_DIR"
+    )
+    commands.add_parser(
+        "publish",
+        help="add the widget and its static answers to any built site: publish SITE_DIR",
     )
     commands.add_parser(
         "check", help="check the Ask widget on a page in Chromium: check URL (check --help)"

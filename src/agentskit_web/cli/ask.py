@@ -9,7 +9,7 @@ chunk, 2 bad usage, 130 interrupted.
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from ..chat.ask.adapter import create_ask_adapter
@@ -60,7 +60,7 @@ async def ask(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             elif chunk["type"] == "error":
                 status = 1
                 printer.close()
-                err.write(terminal_safe(f"error: {chunk.get('content', '')}") + "\n")
+                err.write(terminal_safe(f"error: {_error_line(chunk, source)}") + "\n")
                 return status
     except asyncio.CancelledError:
         source.abort()
@@ -69,6 +69,18 @@ async def ask(arguments: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         await stream.aclose()
     printer.close()
     return status
+
+
+def _error_line(chunk: Mapping[str, object], source: object) -> str:
+    """The error chunk's text, with the server's own message and code when it sent one
+    (`{"error": {code, message}}`, validated by chat/ask/failure.py): `Ask request failed
+    (422): The question is empty. [ASK_BAD_REQUEST]`."""
+    text = str(chunk.get("content", ""))
+    failure = getattr(source, "failure", None)
+    envelope = getattr(failure, "envelope", None)
+    if envelope is None:
+        return text
+    return f"{text.rstrip('.')}: {envelope.message} [{envelope.code}]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,8 +17,17 @@ the launcher button: the loader's intent) and reports, as a table or `--json`:
   HTML), and its `#anchor` is an `id` on that page; a failure names the link;
 - compression: a warning (not a failure) for each runtime file sent uncompressed,
   with the bytes gzip would save;
-- origin: no request left the page's origin (they are aborted, nothing leaves);
-- console: no console errors or uncaught page errors.
+- origin: no request of the widget left the page's origin (they are aborted, nothing
+  leaves);
+- console: no console errors or uncaught page errors from the widget, each with its URL;
+- page: what the host page did itself (a theme's or analytics' off-origin request, its
+  console errors, its own CSP violations such as a theme's inline script), with the URL
+  or the directive and the `--allow-origin` to let a request through: warnings, failing
+  only with `--strict-page`.
+
+A finding is the widget's when its URL (the request, the console message's source, the
+CSP violation's blocked URL or source file) is in the loader's folder or is the
+element's endpoint or knowledge URL; anything else is the page's.
 
 Only the checked page's origin is fetched (`--allow-origin ORIGIN` adds one): a URL the
 page names on another origin is reported, not requested, by httpx and by Chromium alike,
@@ -69,8 +78,10 @@ MANIFEST_JS = """() => {
 CSP_LISTENER = """
 window.__agentskitCsp = [];
 document.addEventListener('securitypolicyviolation', (e) => {
-  window.__agentskitCsp.push(`directive ${e.effectiveDirective} (${e.originalPolicy}) ` +
-    `refused ${e.blockedURI || 'inline'}`);
+  window.__agentskitCsp.push({
+    text: `directive ${e.effectiveDirective} (${e.originalPolicy}) ` +
+      `refused ${e.blockedURI || 'inline'}` + (e.sourceFile ? ` in ${e.sourceFile}` : ''),
+    blocked: e.blockedURI || '', source: e.sourceFile || ''});
 });
 """
 
@@ -116,6 +127,46 @@ class Origins:
         )
 
 
+@dataclass(frozen=True)
+class Attribution:
+    """Whose a finding is: the widget's (its assets folder, its endpoint) or the host page's.
+
+    A theme's analytics, a repository badge calling an API, an inline script the
+    site's CSP forbids: the page's, reported in the `page` row with the URL or the
+    directive, and failing only with `--strict-page`. What the widget itself
+    requests or runs is judged in its own rows."""
+
+    assets: str
+    """The loader's folder (`https://site/agentskit/`): everything the widget loads."""
+    endpoints: frozenset[str]
+    """The Ask endpoint (and knowledge artifact) URLs, without query."""
+
+    def is_widget(self, *urls: str) -> bool:
+        return any(
+            url.startswith(self.assets) or url.split("?", 1)[0] in self.endpoints
+            for url in urls
+            if url
+        )
+
+
+def page_check(findings: list[str], strict: bool) -> Check:
+    """The `page` row: the host page's own findings as warnings, a failure only if `strict`."""
+    if not findings:
+        return Check("page", True, "nothing from the page itself")
+    summary = f"{len(findings)} findings of the page, not the widget"
+    if not strict:
+        summary += " (they fail only with --strict-page)"
+    return Check("page", not strict, summary, {"findings": findings}, list(findings))
+
+
+def attribution_of(page_url: str, loader_src: str | None, scan: _EmbedScan) -> Attribution:
+    assets = loader_src.rsplit("/", 1)[0] + "/" if loader_src else "\0"
+    endpoints = {urljoin(page_url, scan.endpoint or "/api/ask").split("?", 1)[0]}
+    if scan.knowledge:
+        endpoints.add(urljoin(page_url, scan.knowledge).split("?", 1)[0])
+    return Attribution(assets, frozenset(endpoints))
+
+
 class _Ids(HTMLParser):
     """Every `id` on a page (and `<a name>`, which browsers also scroll to)."""
 
@@ -134,6 +185,7 @@ class _EmbedScan(HTMLParser):
         super().__init__()
         self.has_widget = False
         self.endpoint: str | None = None
+        self.knowledge: str | None = None
         self.scripts: list[str] = []
         self.policies: list[str] = []  # Content-Security-Policy: the header's and <meta>'s
 
@@ -145,6 +197,7 @@ class _EmbedScan(HTMLParser):
         if tag == "agentskit-ask":
             self.has_widget = True
             self.endpoint = self.endpoint or values.get("endpoint")
+            self.knowledge = self.knowledge or values.get("knowledge")
         elif tag == "script" and values.get("src"):
             self.scripts.append(str(values["src"]))
 
@@ -375,6 +428,7 @@ def run_checks(
     chromium: str | None,
     boot_timeout_s: float = BOOT_TIMEOUT_S,
     allow_origins: tuple[str, ...] = (),
+    strict_page: bool = False,
 ) -> list[Check]:
     import httpx
     from playwright.sync_api import Error as PlaywrightError
@@ -391,7 +445,8 @@ def run_checks(
     failed: dict[str, str] = {}
     statuses: dict[str, int] = {}
     off_origin: list[str] = []
-    console: list[str] = []
+    console: list[tuple[str, str]] = []
+    """Each console error or page error, with the URL it came from ('' when none)."""
     ask_path = urlsplit(urljoin(url, scan.endpoint or "/api/ask")).path
 
     def route(route: Any) -> None:
@@ -437,8 +492,15 @@ def run_checks(
             page.on("request", lambda r: requested.append(r.url))
             page.on("requestfailed", lambda r: _note(failed, r.url, r.failure or "failed"))
             page.on("response", lambda r: _note(statuses, r.url, r.status))
-            page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: console.append(f"page error: {e}"))
+            page.on(
+                "console",
+                lambda m: (
+                    console.append((m.text, str(m.location.get("url") or "")))
+                    if m.type == "error"
+                    else None
+                ),
+            )
+            page.on("pageerror", lambda e: console.append((f"page error: {e}", e.stack or "")))
             try:
                 page.goto(url, wait_until="load")
             except PlaywrightError as error:
@@ -474,11 +536,12 @@ def run_checks(
             if state != "ready":
                 node = page.locator("agentskit-ask .ak-error-message")
                 error_text = (node.first.text_content() or "").strip() if node.count() else None
-            violations = [str(v) for v in page.evaluate("() => window.__agentskitCsp || []")]
+            violations = list(page.evaluate("() => window.__agentskitCsp || []"))
             answer = _ask(page, question, state == "ready", statuses, failed, ask_path)
         finally:
             browser.close()
 
+    whose = attribution_of(url, loader_srcs[0] if loader_srcs else None, scan)
     same_origin = [u for u in dict.fromkeys(requested) if origin_of(u) == origin]
     declared, unbuilt = declared_files(loader_srcs[0], manifest) if loader_srcs else ([], None)
     observed = [u for u in same_origin if urlsplit(u).path.endswith(RUNTIME_SUFFIXES)]
@@ -506,7 +569,8 @@ def run_checks(
 
     # runtime files
     broken = [
-        f"{urlsplit(u).path} ({failed.get(u) or f'HTTP {statuses.get(u)}'})"
+        f"{urlsplit(u).path} "
+        f"({f'HTTP {statuses[u]}' if statuses.get(u, 200) >= 400 else failed.get(u)})"
         for u in runtime_urls
         if (u in failed and "ERR_ABORTED" not in failed[u]) or statuses.get(u, 200) >= 400
     ]
@@ -557,8 +621,18 @@ def run_checks(
     )
 
     # CSP
-    blocked = {m.group(1) for text in console if (m := CSP_DIRECTIVE.search(text))}
-    blocked.update(violations)
+    page_findings: list[str] = []
+    blocked = {
+        m.group(1)
+        for text, source in console
+        if (m := CSP_DIRECTIVE.search(text)) and whose.is_widget(source)
+    }
+    for violation in violations:
+        text = str(violation.get("text", ""))
+        if whose.is_widget(str(violation.get("blocked", "")), str(violation.get("source", ""))):
+            blocked.add(text)
+        else:
+            page_findings.append(f"CSP {text}")
     blocked.update(csp_blockers(scan.policies))
     if error_text and "Content-Security-Policy" in error_text:
         blocked.add(error_text)
@@ -592,10 +666,12 @@ def run_checks(
     checks.append(
         Check(
             "sources",
-            not foreign and not problems,
+            answer["ok"] and not foreign and not problems,
             f"broken: {'; '.join(problems)}"
             if problems
-            else f"{len(hrefs)} source links on this origin, each loads and has its anchor",
+            else f"{len(hrefs)} source links on this origin, each loads and has its anchor"
+            if answer["ok"]
+            else "not checked: the answer failed",
             {"hrefs": hrefs, "problems": problems},
         )
     )
@@ -620,24 +696,43 @@ def run_checks(
         )
     )
 
-    # origin and console
+    # origin and console: the widget's in their rows, the host page's in `page`
     leaving = list(dict.fromkeys(off_origin))
+    widget_leaving = [u for u in leaving if whose.is_widget(u.split(" ", 1)[0])]
+    page_leaving = [u for u in leaving if u not in widget_leaving]
     checks.append(
         Check(
             "origin",
-            not leaving,
-            f"requests to other origins: {', '.join(leaving)}" if leaving else "no request left",
-            {"urls": leaving},
+            not widget_leaving,
+            f"the widget requested other origins: {', '.join(widget_leaving)}"
+            if widget_leaving
+            else "no request of the widget left the page's origin",
+            {"urls": widget_leaving},
         )
     )
+    page_findings[:0] = [
+        f"request to another origin {u} (aborted; --allow-origin {origin_of(u.split(' ', 1)[0])} "
+        "lets it through)"
+        for u in page_leaving
+    ]
+    widget_console = []
+    for text, source in console:
+        named = f"{text} ({source.splitlines()[0]})" if source and source not in text else text
+        if whose.is_widget(source) or whose.assets in text:
+            widget_console.append(named)
+        elif not any(u.split(" ", 1)[0] == source for u in page_leaving):
+            page_findings.append(f"console: {named}")
     checks.append(
         Check(
             "console",
-            not console,
-            f"{len(console)} errors: {console[0]}" if console else "no console errors",
-            {"errors": console},
+            not widget_console,
+            f"{len(widget_console)} errors: {widget_console[0]}"
+            if widget_console
+            else "no console errors from the widget",
+            {"errors": widget_console},
         )
     )
+    checks.append(page_check(page_findings, strict_page))
     return checks
 
 
@@ -732,13 +827,24 @@ def main(argv: list[str] | None = None) -> int:
         metavar="ORIGIN",
         help="another origin check may fetch (default: only the page's own); repeatable",
     )
+    parser.add_argument(
+        "--strict-page",
+        action="store_true",
+        help="also fail on the host page's own findings (its off-origin requests, console "
+        "errors and CSP violations), reported as warnings by default",
+    )
     args = parser.parse_args(argv)
     if not args.question.strip():
         print("agentskit-web check: --question must not be empty", file=sys.stderr)
         return 2
     try:
         checks = run_checks(
-            args.url, args.question, args.chromium, args.boot_timeout, tuple(args.allow_origin)
+            args.url,
+            args.question,
+            args.chromium,
+            args.boot_timeout,
+            tuple(args.allow_origin),
+            strict_page=args.strict_page,
         )
     except CheckUsageError as error:
         print(f"agentskit-web check: {error}", file=sys.stderr)

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..build.assets import LOADER
 from ..build.files import BuildError
 from ..integrations.assets_source import publish_assets
-from ..integrations.embed import EmbedOptions, element_tag, loader_tag
+from ..integrations.embed import element_tag, embed_options, loader_tag
 from ..server.ask_app import DEFAULT_PATH
 from ..server.ask_serve import StartupError
 from ..server.preview import WIDGET_ASSETS_PATH, PreviewConfig, has_widget, serve_preview
@@ -36,7 +36,7 @@ def widget_snippet() -> str:
 
     Its `endpoint` is the preview's own Ask backend: a plain folder has no split index
     for answers in the page, and the preview is where an owner tries the backend."""
-    options = EmbedOptions(layout=PREVIEW_LAYOUT, endpoint=DEFAULT_PATH)
+    options = embed_options({"layout": PREVIEW_LAYOUT, "endpoint": DEFAULT_PATH})
     return loader_tag(WIDGET_ASSETS_PATH + LOADER) + "\n" + element_tag(options, lambda path: path)
 
 

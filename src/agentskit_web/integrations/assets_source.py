@@ -1,14 +1,16 @@
 """Where the MkDocs plugin and the Sphinx extension get the assets folder from.
 
 The folder (`agentskit-web assets`: the loader, the stylesheet, Pyodide and the
-wheels, about 25 MB with its compressed copies) is made from the project's
+wheels, with their compressed copies) is made from the project's
 checkout: `web/`, the npm-installed Pyodide and the pinned wheels. A package
 installed from PyPI has no checkout, so the folder is looked for in this order:
 
 1. `assets_from`, a folder the site owner names (one `agentskit-web assets
    OUT_DIR` wrote, e.g. in CI from a checkout): copied as it is;
 2. `agentskit_web/integrations/prebuilt/`, the same folder shipped as package
-   data by a release build (it is never committed to git);
+   data by a release build (it is never committed to git), with the PyScript
+   build in it: `with_pyscript` keeps it, the default leaves it out
+   (docs/design/publish-any-generator.md says why the wheel carries it);
 3. the checkout this package runs from (an editable install, the e2e): the
    folder is built with the same code as `agentskit-web assets`, its slow steps
    cached in the checkout's `.cache/`, so a rebuild takes about a second.
@@ -24,13 +26,14 @@ stale or absent; the build is what `make site` runs anyway.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from ..build.assets import LOADER, MANIFEST, write_assets
-from ..build.files import BuildError, Paths, Report, find_root
+from ..build.assets import LOADER, MANIFEST, PYSCRIPT_KEY, compressed_copies, write_assets
+from ..build.files import BuildError, Paths, Report, find_root, write_if_changed
 from ..build.packed import restore_raw_copies
 from ..extras import MissingExtra, require
 
@@ -106,7 +109,7 @@ def publish_assets(
     """
     source = assets_origin(assets_from, with_pyscript=with_pyscript)
     if is_assets_folder(source):
-        _copy_folder(source, target)
+        _copy_folder(source, target, with_pyscript=with_pyscript)
         restore_raw_copies(target)  # a release ships some files only as .gz (build/packed.py)
         return str(source)
     root = source  # a checkout: build the folder as `agentskit-web assets` does
@@ -133,8 +136,42 @@ def _require_pyscript(folder: Path, with_pyscript: bool) -> None:
         )
 
 
-def _copy_folder(source: Path, target: Path) -> None:
-    """Copy `source` into `target`, keeping files the site already has there."""
+def _copy_folder(source: Path, target: Path, *, with_pyscript: bool) -> None:
+    """Copy `source` into `target`, keeping files the site already has there.
+
+    The release's folder carries the PyScript build (build/release.py); without
+    `with_pyscript` it is left out and the manifest written without its entry, so
+    the copy is the very folder `agentskit-web assets` writes without the option.
+    """
     if source.resolve() == target.resolve():
         return
-    shutil.copytree(source, target, dirs_exist_ok=True)
+    pyscript = _pyscript_names(source)
+    if with_pyscript or not pyscript:
+        shutil.copytree(source, target, dirs_exist_ok=True)
+        return
+
+    def ignored(folder: str, names: list[str]) -> set[str]:
+        if Path(folder) != source:
+            return set()
+        return {name for name in names if name.removesuffix(".br").removesuffix(".gz") in pyscript}
+
+    shutil.copytree(source, target, dirs_exist_ok=True, ignore=ignored)
+    manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
+    manifest.pop(PYSCRIPT_KEY, None)
+    data = (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
+    outputs = {MANIFEST: data, **compressed_copies(MANIFEST, data)}
+    for name in (MANIFEST + ".br", MANIFEST + ".gz"):
+        (target / name).unlink(missing_ok=True)
+    for name, content in outputs.items():
+        write_if_changed(target / name, content)
+
+
+def _pyscript_names(folder: Path) -> frozenset[str]:
+    """The top-level names of the PyScript build in an assets folder (none without one)."""
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    pyscript = manifest.get(PYSCRIPT_KEY)
+    if not isinstance(pyscript, dict):
+        return frozenset()
+    return frozenset(
+        str(pyscript[key]).rstrip("/") for key in ("folder", "entry", "config") if key in pyscript
+    )

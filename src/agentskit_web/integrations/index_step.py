@@ -51,10 +51,13 @@ def write_build_index(
     *,
     base_path: str,
     site_name: str | None,
+    body_selector: str | None = None,
     say: Callable[[str], None],
 ) -> BuildIndex:
     """Index `site_dir` and write the file into `assets_dir`; raises SiteIndexError."""
-    index = index_site(site_dir, base_path=base_path, site_name=site_name)
+    index = index_site(
+        site_dir, base_path=base_path, site_name=site_name, body_selector=body_selector
+    )
     written = write_site_index(index, assets_dir)
     result = BuildIndex(written, index.pages, len(index.chunks), written.stat().st_size)
     say(result.log_line())

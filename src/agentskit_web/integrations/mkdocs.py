@@ -13,6 +13,9 @@ plugins:
       storage_key: mysite:ask   # optional memory key
       feedback_endpoint: null   # where 👍/👎 go (default: beside endpoint; none without one)
       theme: auto               # auto, light or dark
+      suggestions:              # every attribute of the element is an option, `-` written `_`
+        - How do I install it?  # (docs/embedding.md's table); lists and mappings as YAML
+      strings: {send: Envoyer}
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
       with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
@@ -25,9 +28,10 @@ element carries `site-theme` for the themes in SITE_THEMES); the
 `</body>` (launcher). Every site path is written relative to the page with
 MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
 deep and a site published under a sub-path all work. After the build, the
-assets folder is written into `site_dir`, and the built pages are indexed into
-it (index_step.py: the URLs and anchors as published, below the path of
-`site_url`), one log line saying how many pages, where and how large. A bad
+assets folder, the site's index and the static index are written into
+`site_dir` by the same code as `agentskit-web publish` (publish.py: the URLs
+and anchors as published, below the path of `site_url`), one log line saying
+how many pages, where and how large. A bad
 value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
@@ -46,13 +50,13 @@ from mkdocs.utils import get_relative_url
 
 from ..build.files import BuildError
 from ..extras import MissingExtra, require
-from ..indexing.site import SiteIndexError
-from .assets_source import assets_origin, publish_assets
+from .assets_source import assets_origin
 from .embed import (
-    BOOTS,
+    ATTRIBUTES,
     DEFAULT_ASSETS_PATH,
-    LAYOUTS,
-    THEMES,
+    LIST_KINDS,
+    MAPPING_KINDS,
+    Attribute,
     EmbedConfigError,
     EmbedOptions,
     element_tag,
@@ -60,7 +64,8 @@ from .embed import (
     loader_path,
     loader_tag,
 )
-from .index_step import base_path_of, write_build_index
+from .index_step import base_path_of
+from .publish import PublishSettings, publish_site
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
 SITE_THEMES: Final = frozenset({"material"})
@@ -74,18 +79,29 @@ _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 
 
-class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
-    """The plugin's options in mkdocs.yml (types and choices checked by MkDocs first)."""
+def _option(attribute: Attribute) -> Any:
+    """The MkDocs option of one element attribute: MkDocs checks types and choices first."""
+    if attribute.kind == "choice":
+        choice = c.Choice(attribute.choices, default=attribute.default)
+        return choice if attribute.default is not None else c.Optional(choice)
+    if attribute.kind in LIST_KINDS:
+        return c.Optional(c.Type((list, str)))
+    if attribute.kind in MAPPING_KINDS:
+        return c.Optional(c.Type((dict, str)))
+    return c.Optional(c.Type(str))
 
-    endpoint = c.Optional(c.Type(str))
-    corpus = c.Optional(c.Type(str))
-    persona = c.Optional(c.Type(str))
-    boot = c.Choice(BOOTS, default="intent")
-    layout = c.Choice(LAYOUTS, default="inline")
-    knowledge = c.Optional(c.Type(str))
-    storage_key = c.Optional(c.Type(str))
-    feedback_endpoint = c.Optional(c.Type(str))
-    theme = c.Choice(THEMES, default="auto")
+
+_AttributeOptions: Any = type(
+    "_AttributeOptions",
+    (base.Config,),
+    {attribute.option: _option(attribute) for attribute in ATTRIBUTES},
+)
+"""One option per attribute of the element (embed.ATTRIBUTES), made from that list."""
+
+
+class AgentskitAskConfig(_AttributeOptions):  # type: ignore[misc]
+    """The plugin's options in mkdocs.yml: every attribute's, and where the assets come from."""
+
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
     with_pyscript = c.Type(bool, default=False)
@@ -127,45 +143,18 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
         return output
 
     def on_post_build(self, config: Any) -> None:
-        target = Path(config["site_dir"]) / self.options.assets_path
         source = self.config.assets_from
+        settings = PublishSettings(
+            options=self.options,
+            base_path=base_path_of(config["site_url"]),
+            site_name=config["site_name"],
+            index=self.config.index,
+            assets_from=Path(source) if source else None,
+            with_pyscript=self.config.with_pyscript,
+        )
         try:
-            origin = publish_assets(
-                target,
-                Path(source) if source else None,
-                log.debug,
-                with_pyscript=self.config.with_pyscript,
-            )
-        except BuildError as error:
-            raise PluginError(f"agentskit-ask: {error}") from error
-        log.info("agentskit-ask: assets written to %s (%s)", target, origin)
-        if not self.config.index:
-            return
-        try:
-            write_build_index(
-                Path(config["site_dir"]),
-                target,
-                base_path=base_path_of(config["site_url"]),
-                site_name=config["site_name"],
-                say=log.info,
-            )
-        except SiteIndexError as error:
-            raise PluginError(f"agentskit-ask: {error}") from error
-        self._publish_static_answers(config)
-
-    def _publish_static_answers(self, config: Any) -> None:
-        """The split index beside the assets, for answers in the page (static_answers.py);
-        it reads the site index the step before wrote, so the site is indexed once."""
-        from .static_answers import publish_static_answers
-
-        try:
-            publish_static_answers(
-                Path(config["site_dir"]),
-                self.options.assets_path,
-                base_path=base_path_of(config["site_url"]),
-                required=self.options.endpoint is None,
-                say=log.info,
-                warn=log.warning,
+            publish_site(
+                Path(config["site_dir"]), settings, say=log.info, warn=log.warning, detail=log.debug
             )
         except BuildError as error:
             raise PluginError(f"agentskit-ask: {error}") from error

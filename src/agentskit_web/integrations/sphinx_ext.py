@@ -7,6 +7,8 @@ agentskit_ask_layout = "launcher"     # or "inline"
 agentskit_ask_boot = "intent"         # or "idle", "eager"
 agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key,
                                       # feedback_endpoint
+agentskit_ask_suggestions = ["How do I install it?"]  # every attribute of the element is a
+agentskit_ask_strings = {"send": "Envoyer"}           # setting, `-` written `_` (a list, a dict)
 agentskit_ask_theme = "auto"
 agentskit_ask_assets_path = "agentskit/"
 agentskit_ask_assets_from = None      # a folder `agentskit-web assets` wrote
@@ -21,7 +23,8 @@ made relative with the page's own `pathto`, so pages in sub-folders and the
 than in theme blocks keeps the extension independent of the theme. At
 `build-finished` the assets folder is written into the output folder and, for
 the `html` and `dirhtml` builders, the pages just written are indexed into it
-(index_step.py: the builder's own URLs and section ids, below the path of
+and split for answers in the page, by the same code as `agentskit-web publish`
+(publish.py: the builder's own URLs and section ids, below the path of
 `html_baseurl` when it is set), one log line saying how many pages, where and
 how large. A bad
 value stops the build at `config-inited` with a ConfigError naming the setting.
@@ -38,9 +41,9 @@ from sphinx.util import logging
 
 from ..build.files import BuildError
 from ..extras import MissingExtra, require
-from ..indexing.site import SiteIndexError
-from .assets_source import assets_origin, publish_assets
+from .assets_source import assets_origin
 from .embed import (
+    ATTRIBUTES,
     DEFAULT_ASSETS_PATH,
     EmbedConfigError,
     element_tag,
@@ -48,24 +51,19 @@ from .embed import (
     loader_path,
     loader_tag,
 )
-from .index_step import base_path_of, write_build_index
+from .index_step import base_path_of
+from .publish import PublishSettings, publish_site
 
 PREFIX: Final = "agentskit_ask_"
 SETTINGS: Final[dict[str, object]] = {
-    "endpoint": None,
-    "corpus": None,
-    "persona": None,
-    "boot": "intent",
-    "layout": "inline",
-    "knowledge": None,
-    "storage_key": None,
-    "feedback_endpoint": None,
-    "theme": "auto",
+    **{attribute.option: None for attribute in ATTRIBUTES},
     "assets_path": DEFAULT_ASSETS_PATH,
     "assets_from": None,
     "with_pyscript": False,
     "index": True,
 }
+"""`agentskit_ask_<option>` for every attribute of the element (embed.ATTRIBUTES, unset: the
+widget's default) and the four settings of the build itself."""
 HTML_FORMATS: Final = ("html",)
 INDEXED_BUILDERS: Final = ("html", "dirhtml")
 """The builders whose output is a browsable site with the URLs the index cites."""
@@ -120,48 +118,17 @@ def _page(
 def _publish(app: Sphinx, exception: BaseException | None) -> None:
     if exception is not None or app.builder.format not in HTML_FORMATS:
         return
-    options = app.agentskit_ask_options  # type: ignore[attr-defined]
     source = app.config.agentskit_ask_assets_from
-    target = Path(app.outdir) / options.assets_path
+    settings = PublishSettings(
+        options=app.agentskit_ask_options,  # type: ignore[attr-defined]
+        base_path=base_path_of(app.config.html_baseurl),
+        site_name=app.config.project,
+        index=app.config.agentskit_ask_index and app.builder.name in INDEXED_BUILDERS,
+        assets_from=Path(app.confdir, source) if source else None,
+        with_pyscript=app.config.agentskit_ask_with_pyscript,
+    )
     try:
-        origin = publish_assets(
-            target,
-            Path(app.confdir, source) if source else None,
-            log.debug,
-            with_pyscript=app.config.agentskit_ask_with_pyscript,
-        )
-    except BuildError as error:
-        raise ExtensionError(f"agentskit-ask: {error}") from error
-    log.info("agentskit-ask: assets written to %s (%s)", target, origin)
-    if not app.config.agentskit_ask_index or app.builder.name not in INDEXED_BUILDERS:
-        return
-    try:
-        write_build_index(
-            Path(app.outdir),
-            target,
-            base_path=base_path_of(app.config.html_baseurl),
-            site_name=app.config.project,
-            say=log.info,
-        )
-    except SiteIndexError as error:
-        raise ExtensionError(f"agentskit-ask: {error}") from error
-    _publish_static_answers(app, options.assets_path, required=options.endpoint is None)
-
-
-def _publish_static_answers(app: Sphinx, assets_path: str, *, required: bool) -> None:
-    """The split index beside the assets, for answers in the page (static_answers.py); it
-    reads the site index the step before wrote, so the site is indexed once."""
-    from .static_answers import publish_static_answers
-
-    try:
-        publish_static_answers(
-            Path(app.outdir),
-            assets_path,
-            base_path=base_path_of(app.config.html_baseurl),
-            required=required,
-            say=log.info,
-            warn=log.warning,
-        )
+        publish_site(Path(app.outdir), settings, say=log.info, warn=log.warning, detail=log.debug)
     except BuildError as error:
         raise ExtensionError(f"agentskit-ask: {error}") from error
 
