@@ -63,7 +63,12 @@ from typing import Annotated, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..answering.chunk import Found, Passage
-from ..answering.extractive import NoQuotableText, compose_extractive_answer
+from ..answering.extractive import (
+    MORE_FROM_THE_DOCS,
+    NoQuotableText,
+    compose_extractive_answer,
+    extractive_answer,
+)
 from ..answering.ranking import SearchIndex
 from ..server.retrieval import index_folder
 
@@ -180,30 +185,20 @@ def ranked_sections(passages: Sequence[Passage]) -> list[str]:
     return list(seen)
 
 
-_CITED_TITLE: Final = re.compile(r"^— \*.*\* \[(\d+)\]$", re.MULTILINE)
-"""The attribution line that closes each quote block of an extractive answer."""
-
-
 def first_quote_section(question: str, passages: Sequence[Passage]) -> str | None:
-    """The section the extractive answer over these passages quotes first (None: no answer).
-
-    The answer is composed exactly as the Ask app's extractive generator does,
-    and its first attribution line (`— *Page › Section* [n]`) names the passage.
-    """
+    """The section the extractive answer over these passages opens with (None: no answer),
+    composed exactly as the Ask app's extractive generator does."""
     if not passages:
         return None
     try:
-        answer = compose_extractive_answer(question, passages)
+        answer = extractive_answer(question, passages)
     except NoQuotableText:
         return None
-    cited = _CITED_TITLE.search(answer)
-    if cited is None:
-        return None
-    return section_key(passages[int(cited.group(1)) - 1])
+    return section_key(passages[answer.lead])
 
 
-MORE_MARKER: Final = "More from the docs"
-"""Where an extractive answer's visible part ends: what follows is collapsed."""
+MORE_MARKER: Final = MORE_FROM_THE_DOCS
+"""Where an extractive answer's lead ends: what follows is the rest, listed."""
 _MARKUP: Final = re.compile(r"^(?:> ?)+|^```.*$|\[\d+\]|<[^>\n]+>|[*_`]", re.MULTILINE)
 """Markdown a reader does not see as text: quote prefixes, fences, citation markers,
 tags, emphasis and code ticks."""
