@@ -32,6 +32,7 @@ from .decline import (
 )
 from .distinct import distinct_passages, word_set
 from .inverted_index import FIELD_COUNT, Hits, InvertedIndex, Phrase
+from .page_roles import asks_for_role, page_role
 from .query_terms import (
     ALL_AIDS,
     Alternative,
@@ -76,6 +77,11 @@ REFERENCE_WEIGHT: Final = 0.8
 guide section and an entry that match alike rank guide first, and the entry stays
 among the sources (issue 32). Chosen on the tuning halves (docs/design/answer-eval.md,
 "Round seven")."""
+
+META_WEIGHT: Final = 0.5
+"""Score factor of a contributing, sponsor, third-party listing, code of conduct or licence
+section (`page_roles`) the question does not ask for. Chosen on the tuning halves
+(docs/design/answer-eval.md, "Round seven")."""
 
 CHANGELOG_WEIGHT: Final = 0.5
 """Score factor of a change-log section (`Chunk.history`: the reader found a version number
@@ -328,7 +334,9 @@ class SearchIndex:
                 chunk,
                 scores[row],
                 asked,
-                (CHANGELOG_WEIGHT if old else 1.0) * _reference_factor(question, chunk),
+                (CHANGELOG_WEIGHT if old else 1.0)
+                * _reference_factor(question, chunk)
+                * _role_factor(question, chunk),
             )
             for row, chunk, old in zip(rows, chunks, history, strict=True)
         ]
@@ -406,6 +414,15 @@ def _reference_factor(question: str, chunk: Chunk) -> float:
     (`reference`), else 1."""
     if is_reference_anchor(chunk.anchor) and not names_the_object(question, chunk.anchor or ""):
         return REFERENCE_WEIGHT
+    return 1.0
+
+
+def _role_factor(question: str, chunk: Chunk) -> float:
+    """META_WEIGHT for a section about the project rather than its use (`page_roles`)
+    that the question does not ask for, else 1."""
+    role = page_role(chunk.path, chunk.page_title, chunk.heading)
+    if role is not None and not asks_for_role(question, role):
+        return META_WEIGHT
     return 1.0
 
 
