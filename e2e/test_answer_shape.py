@@ -23,12 +23,12 @@ from agentskit_web.cli.preview import preview_config
 from agentskit_web.server.preview import PreviewConfig, PreviewServer
 from agentskit_web.testing import AskWidget
 from built_sites import BuiltSite, SiteBuild, broken_citation, built
-from e2e_support import ARTIFACTS
+from e2e_support import ARTIFACTS, Watch
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 CASES = {
-    "mkdocs-material": "How do I pair the remote with the app?",
+    "mkdocs-material": "How do I charge the lantern and store it?",
     "click-sphinx": "How do I show a progress bar while my loop processes files?",
 }
 """A how-to question per build, answered there by more than one section."""
@@ -52,14 +52,23 @@ def previewed(request: pytest.FixtureRequest) -> Iterator[tuple[str, BuiltSite, 
         server.stop()
 
 
+@pytest.fixture
+def watch(previewed: tuple[str, BuiltSite, PreviewServer]) -> Watch:
+    """The conftest's request/console guard, on the preview's origin."""
+    return Watch(origin=previewed[2].url)
+
+
 def test_the_answer_opens_with_its_lead_and_lists_the_rest(
-    page: Page, previewed: tuple[str, BuiltSite, PreviewServer], ask_widget: AskWidget
+    page: Page,
+    watch: Watch,
+    previewed: tuple[str, BuiltSite, PreviewServer],
+    ask_widget: AskWidget,
 ) -> None:
     name, site, server = previewed
     ARTIFACTS.mkdir(exist_ok=True)
     page.set_viewport_size(DESKTOP)
     page.emulate_media(color_scheme="light")
-    page.goto(server.site_url if name != "click-sphinx" else server.url + "/")
+    page.goto(server.site_url)
     ask_widget.open()
     ask_widget.ask(CASES[name])
     assert ask_widget.wait_answer() == "complete", ask_widget.answer_error
@@ -79,3 +88,4 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
     page.emulate_media(color_scheme="dark")
     body.evaluate("(el) => el.scrollIntoView({block: 'start'})")
     page.screenshot(path=str(ARTIFACTS / f"answer-shape-{name}-phone-dark.png"))
+    assert watch.off_origin == [], "a request left the preview's origin"
