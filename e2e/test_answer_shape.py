@@ -32,6 +32,13 @@ CASES = {
     "click-sphinx": "How do I show a progress bar while my loop processes files?",
 }
 """A how-to question per build, answered there by more than one section."""
+REMOVED_IMAGES = {"click-sphinx": ["/_static/click-name.svg"]}
+"""Images the shared corpus was published without (its README: "Images removed"): the
+page's 404 for them is the corpus's, not the widget's."""
+NETWORK_SCRIPTS = {"click-sphinx": ["**/_static/describe_version.js*"]}
+"""The theme's own scripts that fetch from the network (the Pallets theme asks PyPI for
+the latest version): served empty, as for a reader offline, so the origin guard sees
+only what the widget does."""
 
 
 @pytest.fixture(scope="module", params=list(CASES))
@@ -68,6 +75,8 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
     ARTIFACTS.mkdir(exist_ok=True)
     page.set_viewport_size(DESKTOP)
     page.emulate_media(color_scheme="light")
+    for pattern in NETWORK_SCRIPTS.get(name, []):
+        page.route(pattern, lambda route: route.fulfill(body="", content_type="text/javascript"))
     page.goto(server.site_url)
     ask_widget.open()
     ask_widget.ask(CASES[name])
@@ -89,3 +98,4 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
     body.evaluate("(el) => el.scrollIntoView({block: 'start'})")
     page.screenshot(path=str(ARTIFACTS / f"answer-shape-{name}-phone-dark.png"))
     assert watch.off_origin == [], "a request left the preview's origin"
+    watch.allow_errors_at({server.url + path for path in REMOVED_IMAGES.get(name, [])})
