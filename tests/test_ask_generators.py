@@ -136,6 +136,14 @@ def test_a_how_to_question_gets_the_code_block_a_fact_question_does_not() -> Non
     assert not asks_how("Why use pip?") and not asks_how("") and not asks_how("which pip")
 
 
+def test_a_sentence_introducing_code_is_left_out_when_no_code_follows() -> None:
+    source = passage("Install it with pip. To install, run this:", code="pip install widget")
+    shown = compose_extractive_answer("how do I install with pip?", [source])
+    assert shown.startswith("> Install it with pip. To install, run this: [1]\n>\n> ```")
+    fact = compose_extractive_answer("what does install with pip do?", [source])
+    assert fact.startswith("> Install it with pip. [1]") and "run this:" not in fact
+
+
 def test_code_is_quoted_whole_or_not_at_all() -> None:
     at_limit = "pip " + "x" * (EXTRACTIVE_CODE_MAX_CHARS - 4)
     assert len(at_limit) == EXTRACTIVE_CODE_MAX_CHARS

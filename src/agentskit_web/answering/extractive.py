@@ -196,14 +196,18 @@ def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> list[li
     """What the answer opens with: the passage's sentences that hold the question's terms
     (at most LEAD_MAX_SENTENCES and LEAD_MAX_CHARS, whole sentences, in document order;
     its first sentence when none does; a short one alone brings its neighbour), then,
-    for a how-to question, its code when on topic and at most EXTRACTIVE_CODE_MAX_CHARS."""
+    for a how-to question, its code when on topic and at most EXTRACTIVE_CODE_MAX_CHARS.
+    A sentence that introduces code (ends with ":") is left out when no code follows."""
+    code = _code_quote(passage, question_terms, EXTRACTIVE_CODE_MAX_CHARS) if how else None
     split = sentence_terms(passage.text)
+    if code is None:
+        # "change the code to this:" with no code after it reads as cut off.
+        split = tuple(item for item in split if not item[0].endswith(":"))
     found = [sentence for sentence, _ in split]
     scores = [len(terms & question_terms) for _, terms in split]
     lengths = [len(sentence) for sentence in found]
     picked = _pick(scores, lengths, LEAD_MAX_SENTENCES, LEAD_MAX_CHARS) if found else []
     runs = _runs(found, picked)
-    code = _code_quote(passage, question_terms, EXTRACTIVE_CODE_MAX_CHARS) if how else None
     if code is not None:
         runs.append([code])
     return runs
