@@ -37,13 +37,15 @@ def _rendered(source: str) -> tuple[list[Node], str]:
 
 
 def test_markdown_in_quoted_prose_stays_text() -> None:
-    passage = Passage("/guide/links/", "links", "Links [x](https://evil.example)", "", PROSE)
-    answer = compose_extractive_answer("How do I write links?", [passage])
+    lead = Passage("/guide/links/", "links", "Links", "", PROSE)
+    more = Passage("/guide/more/", "more", "More [x](https://evil.example)", "", PROSE)
+    answer = compose_extractive_answer("How do I write links?", [lead, more])
     nodes, text = _rendered(answer)
-    # The two emphases are the answer's own: the source's title line and the closing note.
+    # The emphases are the answer's own: the second source's title in "More from the docs"
+    # (its preview is the same prose, escaped too) and the closing note.
     assert [node.tag for node in nodes if node.tag in ("a", "img", "code", "em")] == ["em", "em"]
     assert PHISH in text and "<https://evil.example/a>" in text and "`x`" in text
-    assert "*stars*" in text and "Links [x](https://evil.example)" in text
+    assert "*stars*" in text and "More [x](https://evil.example)" in text
 
 
 @pytest.mark.parametrize(

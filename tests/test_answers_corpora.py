@@ -25,6 +25,7 @@ from agentskit_web.bench.answers import (
     MkDocsCorpus,
     Outcome,
     ProjectDocs,
+    SphinxCorpus,
     check_published,
     first_quote_section,
     format_eval,
@@ -34,6 +35,7 @@ from agentskit_web.bench.answers import (
     score,
     split_scores,
     vars_of,
+    visible_chars,
 )
 from agentskit_web.bench.answers import EvalResult as Result
 from agentskit_web.bench.corpora import (
@@ -46,7 +48,7 @@ from agentskit_web.bench.corpora import (
     published_sections,
 )
 
-REAL_CORPORA = ("pydantic", "starlette")
+REAL_CORPORA = ("pydantic", "starlette", "click")
 ANSWERABLE_MIN = 60
 UNANSWERABLE_MIN = 15
 DIRECTORY_SECTION = re.compile(r"^/(?:[a-z0-9_.-]+/)*(?:#[\w-]+)?$")
@@ -82,7 +84,8 @@ def test_every_question_file_validates_with_unique_ids_and_both_halves(name: str
 @pytest.mark.parametrize("name", REAL_CORPORA)
 def test_a_real_corpus_file_has_what_the_issue_asks_for(name: str) -> None:
     eval_set = load_eval_set(EVAL_FILES[name])
-    assert isinstance(eval_set.corpus, MkDocsCorpus) and eval_set.corpus.name == name
+    assert isinstance(eval_set.corpus, MkDocsCorpus | SphinxCorpus)
+    assert eval_set.corpus.name == name
     answerable = [q for q in eval_set.questions if q.needs != "none"]
     assert len(answerable) >= ANSWERABLE_MIN
     assert len(eval_set.questions) - len(answerable) >= UNANSWERABLE_MIN
@@ -112,8 +115,11 @@ def test_a_malformed_corpus_block_or_question_is_refused() -> None:
     assert isinstance(ours.corpus, ProjectDocs)
     built = EvalSet.model_validate({**base, "corpus": {"builder": "mkdocs", "name": "starlette"}})
     assert isinstance(built.corpus, MkDocsCorpus) and built.corpus.config is None
+    sphinx = EvalSet.model_validate({**base, "corpus": {"builder": "sphinx", "name": "click"}})
+    assert isinstance(sphinx.corpus, SphinxCorpus) and sphinx.corpus.conf == "docs"
     for corpus in (
-        {"builder": "sphinx", "name": "x"},
+        {"builder": "sphinx", "name": "x", "config": "mkdocs.yml"},
+        {"builder": "sphinx", "name": "x", "conf": "../up"},
         {"builder": "mkdocs", "name": "../escape"},
         {"builder": "mkdocs"},
         {"docs": "docs", "name": "x"},
@@ -325,3 +331,27 @@ def test_a_corpus_that_cannot_be_built_fails_the_section_and_says_why(
     assert main(["--corpora", str(tmp_path / "corpora"), "--corpus", "starlette"]) == 1
     error = capsys.readouterr().err
     assert "answers: starlette not measured: Corpus 'starlette' has no docs folder" in error
+
+
+def test_the_page_figures_count_a_right_page_and_a_plain_decline_only() -> None:
+    """page@3 takes any section of an expected page among the first three sources; a near
+    miss is not a plain decline; the answer length is what a reader sees before the
+    collapsed rest."""
+    question = _question("any", ["/a/#x"])
+    assert Outcome(question, ["/b/", "/c/", "/a/#other"], 0.0).page_at(3)
+    assert not Outcome(question, ["/b/", "/c/", "/d/", "/a/#x"], 0.0).page_at(3)
+    assert not Outcome(question, ["/ab/"], 0.0).page_at(3)
+    unanswerable = _question("none", [])
+    outright = Outcome(unanswerable, [], 0.0)
+    near_miss = Outcome(unanswerable, [], 0.0, closest=("/a/",))
+    assert outright.declined_outright and not near_miss.declined_outright
+    assert near_miss.declined  # still declined in the section-level column
+    scores = score([outright, near_miss, Outcome(question, ["/a/"], 0.0, answer_chars=300)])
+    assert scores.declined == 1.0 and scores.declined_outright == 0.5
+    assert scores.page_at3 == 1.0 and scores.answer_p50 == 300.0
+
+
+def test_visible_chars_counts_the_text_before_more_from_the_docs() -> None:
+    answer = "Use `x` [1].\n\n> ```\n> code\n> ```\n\n<details>More from the docs: long"
+    assert visible_chars(answer) == len("Use x . code")
+    assert visible_chars("**Bold** answer [2]") == len("Bold answer")

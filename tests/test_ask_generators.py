@@ -22,10 +22,14 @@ from _ask_helpers import PASSAGE, ThreadedUvicorn, ask_body, post, site, text_of
 from agentskit_web.answering.chunk import Passage
 from agentskit_web.answering.extractive import (
     EXTRACTIVE_CODE_MAX_CHARS,
-    EXTRACTIVE_MAX_SENTENCES,
-    EXTRACTIVE_QUOTE_MAX_CHARS,
+    LEAD_MAX_CHARS,
+    LEAD_MAX_SENTENCES,
+    MORE_FROM_THE_DOCS,
+    PREVIEW_MAX_CHARS,
     NoQuotableText,
+    asks_how,
     compose_extractive_answer,
+    extractive_answer,
     split_deltas,
 )
 from agentskit_web.answering.sentences import sentences
@@ -59,19 +63,27 @@ def quotes_of(answer: str) -> list[str]:
     return [line[2:] for line in answer.split("\n") if line.startswith("> ")]
 
 
-def test_extractive_answer_quotes_verbatim_and_attributes() -> None:
+def lead_of(answer: str) -> str:
+    """The answer's opening quote (its first blockquote line)."""
+    return quotes_of(answer)[0]
+
+
+def test_the_answer_opens_with_the_sentences_that_answer_then_lists_the_rest() -> None:
     source = passage(
         "Intro sentence about nothing. Install the widget with one line. "
         "It streams answers. Unrelated closing remark."
     )
-    answer = compose_extractive_answer("How to install the widget?", [source])
-    # The short best sentence brings its neighbour; each sentence carries its marker.
-    assert "> Install the widget with one line. [1] It streams answers. [1]" in answer
+    other = passage("The widget has a dark theme. Colours follow the page.", "Themes")
+    answer = compose_extractive_answer("How to install the widget?", [source, other])
+    # The short best sentence brings its neighbour; one marker for the whole quote.
+    assert answer.startswith("> Install the widget with one line. It streams answers. [1]")
     assert "Intro sentence" not in answer and "Unrelated" not in answer
-    assert "— *Guide › guide* [1]" not in answer
-    assert "— *Guide* [1]" in answer
-    assert answer.startswith("Here is what the documentation says:")
+    more = answer.split(f"**{MORE_FROM_THE_DOCS}**\n\n", 1)[1]
+    assert more.startswith("- *Guide › Themes* [2]: The widget has a dark theme.\n")
+    assert answer.count("[1]") == answer.count("[2]") == 1
     assert answer.endswith("no language model was used._")
+    alone = compose_extractive_answer("How to install the widget?", [source])
+    assert MORE_FROM_THE_DOCS not in alone, "nothing more: no empty list"
 
 
 def test_every_quote_is_whole_verbatim_sentences_of_its_passage() -> None:
@@ -80,66 +92,59 @@ def test_every_quote_is_whole_verbatim_sentences_of_its_passage() -> None:
         passage("Widget theta.\nIota kappa.", "Two"),
         passage("Lambda mu nu.", "Three"),
     ]
-    answer = compose_extractive_answer("widget", passages)
-    quotes = quotes_of(answer)
-    assert len(quotes) == 3
-    for number, (quote, source) in enumerate(zip(quotes, passages, strict=True), start=1):
-        pieces = [p.strip() for p in re.split(r"\[\d\]|…", quote) if p.strip()]
-        assert pieces and all(p in sentences(source.text) for p in pieces)
-        assert quote.count(f"[{number}]") == len(pieces)
+    answer = extractive_answer("widget", passages)
+    assert answer.lead == 0
+    lead = lead_of(answer.markdown).removesuffix(" [1]")
+    assert lead in sentences(passages[0].text) or lead == passages[0].text
+    for number, source in enumerate(passages[1:], start=2):
+        line = next(x for x in answer.markdown.split("\n") if f"[{number}]: " in x)
+        assert line.split(f"[{number}]: ", 1)[1] in sentences(source.text)
 
 
-def test_best_sentence_matching_uses_light_stemming() -> None:
-    source = passage("Nothing here. Installing takes a minute. Something else entirely different.")
-    answer = compose_extractive_answer("how do I install?", [source])
-    assert "> Installing takes a minute. [1]" in answer
+def test_the_lead_holds_at_most_three_sentences_in_document_order() -> None:
+    at_limit = " ".join(f"Widget fact number {i}." for i in range(LEAD_MAX_SENTENCES))
+    lead = lead_of(compose_extractive_answer("widget fact", [passage("Opening. " + at_limit)]))
+    assert lead == f"{at_limit} [1]"
+    past = " ".join(f"Widget fact number {i}." for i in range(LEAD_MAX_SENTENCES + 2))
+    lead = lead_of(compose_extractive_answer("widget fact", [passage("Opening. " + past)]))
+    numbers = [int(n) for n in re.findall(r"number (\d+)", lead)]
+    assert len(numbers) == LEAD_MAX_SENTENCES and numbers == sorted(numbers)
 
 
-def test_compounds_and_one_letter_typos_find_the_sentence() -> None:
-    source = passage(
-        "Intro text here. Pages in sub-folders need their own config. Rate limits apply."
-    )
-    answer = compose_extractive_answer("subfolder", [source])
-    assert "Pages in sub-folders need their own config. [1]" in answer
-    typo = compose_extractive_answer("the rate limts", [source])
-    assert "Rate limits apply. [1]" in typo
+def test_a_lead_sentence_is_never_cut_only_skipped() -> None:
+    fits = "widget " * ((LEAD_MAX_CHARS - 4) // 7) + "end."
+    fits = fits.rjust(LEAD_MAX_CHARS, "w")
+    assert len(fits) == LEAD_MAX_CHARS
+    assert lead_of(compose_extractive_answer("widget", [passage(fits)])) == f"{fits} [1]"
+    too_long = "w" + fits
+    answer = compose_extractive_answer("widget", [passage(f"{too_long} A short widget line.")])
+    assert lead_of(answer) == "A short widget line. [1]"
+    # A passage with nothing that fits gives the lead to the next one.
+    answer = extractive_answer("widget", [passage(too_long), passage("Widgets stream.")])
+    assert answer.lead == 1 and answer.markdown.startswith("> Widgets stream. [2]")
 
 
-def test_at_most_the_sentence_limit_in_document_order_with_gaps_marked() -> None:
-    text = " ".join(f"Widget fact number {i}." for i in range(EXTRACTIVE_MAX_SENTENCES + 3))
-    source = passage("Opening line. " + text)
-    answer = compose_extractive_answer("widget fact", [source])
-    quote = quotes_of(answer)[0]
-    assert quote.count("[1]") == EXTRACTIVE_MAX_SENTENCES
-    numbers = [int(n) for n in re.findall(r"number (\d+)", quote)]
-    assert numbers == sorted(numbers)
+def test_a_how_to_question_gets_the_code_block_a_fact_question_does_not() -> None:
+    code = "pip install agentskit-web\nsecond line"
+    answer = compose_extractive_answer("how do I pip install it?", [passage("", code=code)])
+    assert answer.startswith("> ```\n> pip install agentskit-web\n> second line\n> ```\n>")
+    assert answer.count("[1]") == 1
+    with_prose = passage("Install with pip.", code=code)
+    assert "```" in compose_extractive_answer("install with pip", [with_prose])
+    assert "```" not in compose_extractive_answer("what is pip install?", [with_prose])
+    assert asks_how("Show a progress bar") and asks_how("Can I install it?")
+    assert not asks_how("Why use pip?") and not asks_how("") and not asks_how("which pip")
 
 
-def test_a_sentence_is_never_cut_only_skipped() -> None:
-    long_sentence = "widget " * (EXTRACTIVE_QUOTE_MAX_CHARS // 7 + 1) + "end."
-    assert len(long_sentence) > EXTRACTIVE_QUOTE_MAX_CHARS
-    source = passage(f"{long_sentence} A short widget line.")
-    answer = compose_extractive_answer("widget", [source])
-    assert "A short widget line. [1]" in answer
-    assert "widget widget" not in answer and "…" not in answer.split("\n\n")[1]
-    fits = "widget " * (EXTRACTIVE_QUOTE_MAX_CHARS // 7 - 1) + "end."
-    assert len(fits) <= EXTRACTIVE_QUOTE_MAX_CHARS
-    answer = compose_extractive_answer("widget", [passage(fits)])
-    assert f"> {fits} [1]" in answer
-
-
-def test_abbreviations_and_inline_code_do_not_end_a_sentence() -> None:
-    assert sentences("Skip files, e.g. `design/*`. Keys like `{a. B}` stay. Next.") == [
-        "Skip files, e.g. `design/*`.",
-        "Keys like `{a. B}` stay.",
-        "Next.",
-    ]
+def test_a_sentence_introducing_code_is_left_out_when_no_code_follows() -> None:
+    source = passage("Install it with pip. To install, run this:", code="pip install widget")
+    shown = compose_extractive_answer("how do I install with pip?", [source])
+    assert shown.startswith("> Install it with pip. To install, run this: [1]\n>\n> ```")
+    fact = compose_extractive_answer("what does install with pip do?", [source])
+    assert fact.startswith("> Install it with pip. [1]") and "run this:" not in fact
 
 
 def test_code_is_quoted_whole_or_not_at_all() -> None:
-    code = "pip install agentskit-web\nsecond line"
-    answer = compose_extractive_answer("pip", [passage("", code=code)])
-    assert "> ```\n> pip install agentskit-web\n> second line\n> ```\n> [1]" in answer
     at_limit = "pip " + "x" * (EXTRACTIVE_CODE_MAX_CHARS - 4)
     assert len(at_limit) == EXTRACTIVE_CODE_MAX_CHARS
     with_prose = passage("Install with pip.", code=at_limit)
@@ -149,6 +154,44 @@ def test_code_is_quoted_whole_or_not_at_all() -> None:
     assert "```" not in answer and "Install with pip. [1]" in answer
     off_topic = passage("Install with pip.", code="make demo")
     assert "```" not in compose_extractive_answer("pip", [off_topic])
+
+
+def test_a_more_line_shows_at_most_the_preview_bound() -> None:
+    first = passage("Widgets stream.")
+    at_limit = ("widget " * PREVIEW_MAX_CHARS)[: PREVIEW_MAX_CHARS - 1] + "."
+    assert len(at_limit) == PREVIEW_MAX_CHARS
+    answer = compose_extractive_answer("widget", [first, passage(at_limit)])
+    assert f"[2]: {at_limit}" in answer
+    past = "widget " * (PREVIEW_MAX_CHARS // 7) + "widgets."
+    assert len(past) > PREVIEW_MAX_CHARS
+    line = compose_extractive_answer("widget", [first, passage(past)]).split("[2]: ")[1]
+    line = line.split("\n")[0]
+    assert line.endswith(" …") and len(line) <= PREVIEW_MAX_CHARS + 2
+    assert past.startswith(line.removesuffix(" …"))
+
+
+def test_best_sentence_matching_uses_light_stemming() -> None:
+    source = passage("Nothing here. Installing takes a minute. Something else entirely different.")
+    answer = compose_extractive_answer("how do I install?", [source])
+    assert answer.startswith("> Installing takes a minute.")
+
+
+def test_compounds_and_one_letter_typos_find_the_sentence() -> None:
+    source = passage(
+        "Intro text here. Pages in sub-folders need their own config. Rate limits apply."
+    )
+    answer = compose_extractive_answer("subfolder", [source])
+    assert answer.startswith("> Pages in sub-folders need their own config.")
+    typo = compose_extractive_answer("the rate limts", [source])
+    assert "Rate limits apply. [1]" in typo
+
+
+def test_abbreviations_and_inline_code_do_not_end_a_sentence() -> None:
+    assert sentences("Skip files, e.g. `design/*`. Keys like `{a. B}` stay. Next.") == [
+        "Skip files, e.g. `design/*`.",
+        "Keys like `{a. B}` stay.",
+        "Next.",
+    ]
 
 
 def test_no_quotable_text_is_a_generation_error() -> None:

@@ -211,3 +211,20 @@ def test_the_page_says_and_cites_a_near_miss_as_the_backend_does() -> None:
     cited = backend.events[-2]["args"]["sources"]
     assert parts[0]["text"] == text_of(backend.events) == CLOSEST_MESSAGE
     assert shown == [f"{s['path']}#{s['anchor']}" for s in cited]
+
+
+OFF_TOPIC = "Is a damp frosted basement bad for my dog and cat?"
+"""Shares "damp" and "frosted" with the cleaning section's text, neither with its titles."""
+
+
+def test_closest_sections_whose_titles_hold_none_of_the_words_are_declined_outright(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 32: an off-topic question that shares only words a section's text uses in
+    passing gets the plain decline, not "these sections come closest"; the same question
+    without the title test would be a near miss, and one sharing a heading's word still is."""
+    assert index().find(OFF_TOPIC, LIMIT) == Found()
+    assert not index().find(NEAR_MISS, LIMIT).grounded
+    assert index().find(NEAR_MISS, LIMIT).passages, "'charge' is in the closest heading"
+    monkeypatch.setattr(decline, "titled", lambda *_: True)
+    assert index().find(OFF_TOPIC, LIMIT).passages, "without the rule: a near miss"

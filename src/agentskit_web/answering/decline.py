@@ -22,8 +22,10 @@ instead of nothing. Readers ask in their own words, and on docs nobody here
 wrote the coverage of answerable and unanswerable questions overlaps widely
 (docs/design/answer-eval.md): a hard decline there leaves a reader who asked
 an answerable question with nothing, where the closest sections often hold
-the answer. A named thing the docs never use, a word in passing, or a
-coverage below that floor is still declined outright.
+the answer. A named thing the docs never use, a word in passing, a
+coverage below that floor, or closest sections whose headings and page titles
+hold none of the question's words (`titled`: they share only words their text
+uses in passing, the mark of an off-topic question) are declined outright.
 """
 
 import math
@@ -250,6 +252,28 @@ def in_passing(
     return True
 
 
+def titled(
+    terms: Sequence[CoverageTerm],
+    weights: Sequence[tuple[float, set[int]]],
+    rows: Sequence[int],
+    hits_of: Callable[[Phrase], Hits],
+) -> bool:
+    """Whether one of the question's words is in a heading or page title of the given
+    rows: what a near miss needs to be shown (issue 32). A closest section whose title
+    names none of the question's words shares only words its text uses in passing
+    ("recommend a good pizza recipe" against a page that recommends a setting): the
+    question is off-topic and declined outright, whatever its coverage."""
+    wanted = set(rows)
+    for (_, phrases), (_, hits) in zip(terms, weights, strict=True):
+        if not hits:
+            continue
+        for phrase in phrases:
+            for row, fields in hits_of(phrase).items():
+                if row in wanted and (fields[0] or fields[1]):
+                    return True
+    return False
+
+
 def unknown_name(
     terms: Sequence[CoverageTerm], names: frozenset[str], hits_of: Callable[[Phrase], Hits]
 ) -> bool:
@@ -278,4 +302,6 @@ def verdict(
     share = coverage(weights, set(top))
     if share >= NOT_FOUND_COVERAGE:
         return "answered"
-    return "closest" if share >= CLOSEST_MIN_COVERAGE else "declined"
+    if share >= CLOSEST_MIN_COVERAGE and titled(terms, weights, top, hits_of):
+        return "closest"
+    return "declined"

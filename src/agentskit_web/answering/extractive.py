@@ -1,8 +1,11 @@
-"""The extractive answer: verbatim quotes of the retrieved passages, each attributed.
+"""The extractive answer: a short lead quoted from the best passage, then the rest, listed.
 
-No model and no network: the sentences of each passage that share most words
-with the question (whole sentences only, within bounds), its code when on
-topic, each followed by its source number, then a note that these are quotes.
+No model and no network: the answer opens with the sentences of the first
+quotable passage that share words with the question (whole sentences, at most
+three and about 400 characters) and, for a how-to question, its code; the other
+passages follow under "More from the docs", one line each (title and first
+sentence); one source number per quote, then a note that these are quotes
+(`extractive_answer`).
 The backend's `ExtractiveGenerator` (server/generators.py) and the page's
 static answers stream the same text (`split_deltas`).
 """
@@ -11,6 +14,7 @@ import functools
 import itertools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from .chunk import Passage
@@ -30,6 +34,19 @@ EXTRACTIVE_TYPO_MIN_CHARS: Final = 5
 """Question words this long match a passage word one letter away ("limt" ~ "limit")."""
 EXTRACTIVE_MAX_SENTENCES: Final = 2
 """Most sentences quoted from one source (a short best sentence brings its neighbour)."""
+LEAD_MAX_SENTENCES: Final = 3
+"""Most sentences the answer opens with (issue 32: the sentences that answer, first)."""
+LEAD_MAX_CHARS: Final = 400
+"""Most characters of the sentences the answer opens with (whole sentences only)."""
+PREVIEW_MAX_CHARS: Final = 160
+"""A "More from the docs" line shows at most this much of its quote's first sentence."""
+NOT_HOW_WORDS: Final = frozenset({"what", "why", "which", "who", "whom", "whose", "when", "where"})
+"""A question opening with one of these asks for a fact, not a task: no code block."""
+MORE_FROM_THE_DOCS: Final = "More from the docs"
+"""The label above the passages after the lead (the eval measures what comes before)."""
+QUOTES_NOTE: Final = (
+    "_These are direct quotes from the sources listed below; no language model was used._"
+)
 DELTA_TARGET_CHARS: Final = 24
 """The extractive generator streams in word groups of about this many chars."""
 
@@ -38,15 +55,21 @@ class NoQuotableText(ValueError):
     """No passage had a sentence or code block to quote."""
 
 
-def _pick(scores: Sequence[int], lengths: Sequence[int]) -> list[int]:
-    """Indexes of the sentences to quote, in document order (see `quote_sentences`)."""
+def _pick(
+    scores: Sequence[int],
+    lengths: Sequence[int],
+    most: int = EXTRACTIVE_MAX_SENTENCES,
+    room: int = EXTRACTIVE_QUOTE_MAX_CHARS,
+) -> list[int]:
+    """Indexes of the sentences to quote, in document order: the `most` sharing most
+    words with the question within `room` characters (see `quote_sentences`)."""
     ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
     picked: list[int] = []
     size = 0
     for index in ranked:
-        if len(picked) >= EXTRACTIVE_MAX_SENTENCES or (picked and scores[index] == 0):
+        if len(picked) >= most or (picked and scores[index] == 0):
             break
-        if size + lengths[index] > EXTRACTIVE_QUOTE_MAX_CHARS:
+        if size + lengths[index] > room:
             continue
         picked.append(index)
         size += lengths[index]
@@ -54,9 +77,7 @@ def _pick(scores: Sequence[int], lengths: Sequence[int]) -> list[int]:
         # A short sentence alone reads as a fragment: add its neighbour for context.
         best = picked[0]
         for neighbour in (best + 1, best - 1):
-            if 0 <= neighbour < len(scores) and size + lengths[neighbour] <= (
-                EXTRACTIVE_QUOTE_MAX_CHARS
-            ):
+            if 0 <= neighbour < len(scores) and size + lengths[neighbour] <= room:
                 picked.append(neighbour)
                 break
     return sorted(picked)
@@ -130,12 +151,7 @@ def quote_sentences(passage: Passage, question_terms: set[str]) -> list[list[str
     found = [sentence for sentence, _ in split]
     scores = [len(terms & question_terms) for _, terms in split]
     picked = _pick(scores, [len(sentence) for sentence in found]) if found else []
-    runs: list[list[str]] = []
-    for index in picked:
-        if runs and index - 1 in picked:
-            runs[-1].append(found[index])
-        else:
-            runs.append([found[index]])
+    runs = _runs(found, picked)
     code = _code_quote(passage, question_terms, EXTRACTIVE_CODE_MAX_CHARS)
     if code is not None:
         runs.append([code])
@@ -162,41 +178,130 @@ def markdown_text(text: str) -> str:
     return escaped[:end] + "\\" + escaped[end:]
 
 
+def _runs(found: Sequence[str], picked: Sequence[int]) -> list[list[str]]:
+    """The picked sentences (indexes in document order) as runs of adjacent ones."""
+    runs: list[list[str]] = []
+    for index in picked:
+        if runs and index - 1 in picked:
+            runs[-1].append(found[index])
+        else:
+            runs.append([found[index]])
+    return runs
+
+
 def _quote_block(runs: Sequence[Sequence[str]], number: int) -> str:
-    """A Markdown blockquote: each sentence and code block followed by its [n];
-    `…` marks sentences left out between two quoted ones."""
-    marker = f"[{number}]"
+    """A Markdown blockquote of a passage's quoted runs, with one [n] after the prose
+    (`…` marks sentences left out between two runs) and the code block, if any, after
+    it: one citation marker per quote."""
     prose = [run for run in runs if not run[0].startswith("```")]
     code = [run[0] for run in runs if run[0].startswith("```")]
-    parts = []
-    if prose:
-        parts.append(
-            " … ".join(" ".join(f"{markdown_text(s)} {marker}" for s in run) for run in prose)
-        )
-    parts.extend(f"{block}\n{marker}" for block in code)
+    parts = (
+        [" … ".join(" ".join(markdown_text(s) for s in run) for run in prose) + f" [{number}]"]
+        if prose
+        else []
+    )
+    parts.extend(code)
+    if not prose:
+        parts.append(f"[{number}]")
     body = "\n\n".join(parts)
     return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
 
 
-def compose_extractive_answer(question: str, passages: Sequence[Passage]) -> str:
-    """The whole extractive answer as Markdown: attributed verbatim quotes, then a note.
+def asks_how(question: str) -> bool:
+    """Whether a question asks how to do something (a task, where code helps), not what,
+    why, which, who, when or where: its first word is none of NOT_HOW_WORDS. Readers ask
+    tasks in many shapes ("how do I", "can I", "show a progress bar"), questions about
+    facts in a few."""
+    words = WORD.findall(question.lower())
+    return bool(words) and words[0] not in NOT_HOW_WORDS
 
-    Raises `NoQuotableText` when no passage has a sentence or code block to quote."""
+
+def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> list[list[str]]:
+    """What the answer opens with: the passage's sentences that hold the question's terms
+    (at most LEAD_MAX_SENTENCES and LEAD_MAX_CHARS, whole sentences, in document order;
+    its first sentence when none does; a short one alone brings its neighbour), then,
+    for a how-to question, its code when on topic and at most EXTRACTIVE_CODE_MAX_CHARS.
+    A sentence that introduces code (ends with ":") is left out when no code follows."""
+    code = _code_quote(passage, question_terms, EXTRACTIVE_CODE_MAX_CHARS) if how else None
+    split = sentence_terms(passage.text)
+    if code is None:
+        # "change the code to this:" with no code after it reads as cut off.
+        split = tuple(item for item in split if not item[0].endswith(":"))
+    found = [sentence for sentence, _ in split]
+    scores = [len(terms & question_terms) for _, terms in split]
+    lengths = [len(sentence) for sentence in found]
+    picked = _pick(scores, lengths, LEAD_MAX_SENTENCES, LEAD_MAX_CHARS) if found else []
+    runs = _runs(found, picked)
+    if code is not None:
+        runs.append([code])
+    return runs
+
+
+def _preview(runs: Sequence[Sequence[str]]) -> str:
+    """One line for "More from the docs": the quote's first sentence, cut at a word
+    boundary to PREVIEW_MAX_CHARS (marked `…`), or "Code example" for a code-only quote."""
+    prose = [sentence for run in runs for sentence in run if not sentence.startswith("```")]
+    if not prose:
+        return "Code example."
+    line = " ".join(prose[0].split())
+    if len(line) > PREVIEW_MAX_CHARS:
+        line = line[:PREVIEW_MAX_CHARS].rsplit(" ", 1)[0] + " …"
+    return markdown_text(line)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveAnswer:
+    """The composed answer and which passage it opens with (`lead`, an index into the
+    passages it was given): the eval scores the lead, the reader reads the Markdown."""
+
+    markdown: str
+    lead: int
+
+
+def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveAnswer:
+    """The extractive answer as Markdown, short first (issue 32):
+
+    - the lead: from the first passage with quotable text, the sentences that hold the
+      question's terms (at most three, about 400 characters) and, for a how-to
+      question, that passage's code block, as one quote with one [n];
+    - then, under "More from the docs", one line per other passage with quotable text:
+      its title, its [n] and the first sentence of what it would quote (the reader
+      opens the source for the rest);
+    - a last line that says these are quotes, no model.
+
+    The sources themselves are listed once, by the Ask app's sources frame, in passage
+    order, which the [n] numbers follow. Raises `NoQuotableText` when no passage has a
+    sentence or code block to quote."""
     question_terms = _near_terms(
         quote_terms(question),
         set().union(*(_passage_terms(p.text) for p in passages)),
     )
+    how = asks_how(question)
+    lead: int | None = None
     blocks: list[str] = []
+    more: list[str] = []
     for number, passage in enumerate(passages, start=1):
+        if lead is None:
+            runs = _lead_runs(passage, question_terms, how)
+            if runs:
+                lead = number - 1
+                blocks.append(_quote_block(runs, number))
+            continue
         runs = quote_sentences(passage, question_terms)
         if runs:
             title = markdown_text(passage.title)
-            blocks.append(f"{_quote_block(runs, number)}\n\n— *{title}* [{number}]")
-    if not blocks:
+            more.append(f"- *{title}* [{number}]: {_preview(runs)}")
+    if lead is None:
         raise NoQuotableText("No passage had quotable text.")
-    intro = "Here is what the documentation says:"
-    outro = "_These are direct quotes from the sources listed below; no language model was used._"
-    return "\n\n".join([intro, *blocks, outro])
+    if more:
+        blocks.append(f"**{MORE_FROM_THE_DOCS}**\n\n" + "\n".join(more))
+    blocks.append(QUOTES_NOTE)
+    return ExtractiveAnswer("\n\n".join(blocks), lead)
+
+
+def compose_extractive_answer(question: str, passages: Sequence[Passage]) -> str:
+    """The whole extractive answer as Markdown (`extractive_answer`)."""
+    return extractive_answer(question, passages).markdown
 
 
 def split_deltas(text: str, target: int = DELTA_TARGET_CHARS) -> list[str]:

@@ -32,6 +32,7 @@ from .decline import (
 )
 from .distinct import distinct_passages, word_set
 from .inverted_index import FIELD_COUNT, Hits, InvertedIndex, Phrase
+from .page_roles import asks_for_role, page_role
 from .query_terms import (
     ALL_AIDS,
     Alternative,
@@ -44,6 +45,7 @@ from .query_terms import (
     term_groups,
 )
 from .question_split import merged, split_question
+from .reference import is_reference_anchor, names_the_object
 from .text_terms import STOPWORDS, WORD, light_stem, terms_of
 
 QUERY_MAX_TERMS: Final = 32
@@ -69,6 +71,17 @@ HEADING_MATCH_WEIGHT: Final = 1.5
 """Score factor of a section whose heading words all appear in the question (a section
 with some of them gets a share of it): readers often name the section they need
 ("which metrics...", "rate limiting"). Calibrated on the tuning split."""
+
+REFERENCE_WEIGHT: Final = 0.8
+"""Score factor of an API reference entry the question does not name (`reference`): a
+guide section and an entry that match alike rank guide first, and the entry stays
+among the sources (issue 32). Chosen on the tuning halves (docs/design/answer-eval.md,
+"Round seven")."""
+
+META_WEIGHT: Final = 0.5
+"""Score factor of a contributing, sponsor, third-party listing, code of conduct or licence
+section (`page_roles`) the question does not ask for. Chosen on the tuning halves
+(docs/design/answer-eval.md, "Round seven")."""
 
 CHANGELOG_WEIGHT: Final = 0.5
 """Score factor of a change-log section (`Chunk.history`: the reader found a version number
@@ -317,7 +330,14 @@ class SearchIndex:
         self.index.checkpoint()
         history = _changelog_sections(question, chunks, asked)
         weighed = [
-            _weighed(chunk, scores[row], asked, CHANGELOG_WEIGHT if old else 1.0)
+            _weighed(
+                chunk,
+                scores[row],
+                asked,
+                (CHANGELOG_WEIGHT if old else 1.0)
+                * _reference_factor(question, chunk)
+                * _role_factor(question, chunk),
+            )
             for row, chunk, old in zip(rows, chunks, history, strict=True)
         ]
         return sorted(weighed, key=lambda p: -p.score), judged
@@ -387,6 +407,23 @@ def _changelog_sections(question: str, chunks: Sequence[Chunk], asked: set[str])
         chunk.history and not asks_about_versions(question, terms_of(chunk.page_title), asked)
         for chunk in chunks
     ]
+
+
+def _reference_factor(question: str, chunk: Chunk) -> float:
+    """REFERENCE_WEIGHT for an API reference entry the question does not name
+    (`reference`), else 1."""
+    if is_reference_anchor(chunk.anchor) and not names_the_object(question, chunk.anchor or ""):
+        return REFERENCE_WEIGHT
+    return 1.0
+
+
+def _role_factor(question: str, chunk: Chunk) -> float:
+    """META_WEIGHT for a section about the project rather than its use (`page_roles`)
+    that the question does not ask for, else 1."""
+    role = page_role(chunk.path, chunk.page_title, chunk.heading)
+    if role is not None and not asks_for_role(question, role):
+        return META_WEIGHT
+    return 1.0
 
 
 def _weighed(chunk: Chunk, score: float, asked: set[str], factor: float = 1.0) -> Passage:

@@ -1,7 +1,7 @@
-"""The real corpora of the answer eval, built with MkDocs + Material as their owners would.
+"""The real corpora of the answer eval, built with MkDocs or Sphinx as their owners would.
 
-`../shared/corpora/` holds two documentation sets nobody on this project wrote
-(Pydantic, Starlette), read in place and never edited. The eval's expected
+`../shared/corpora/` holds documentation sets nobody on this project wrote
+(Pydantic, Starlette: MkDocs; Click: Sphinx), read in place and never edited. The eval's expected
 sections are the URLs and anchors MkDocs publishes (`/concepts/models/#id`),
 so each corpus is built into a real Material site first:
 
@@ -11,6 +11,11 @@ so each corpus is built into a real Material site first:
 - Pydantic's docs come without one, so the generated config is a minimal
   Material config with the Markdown extensions its pages use (attribute lists
   for `{#id}`, admonitions, content tabs, details, superfences).
+- Click ships its own Sphinx `docs/conf.py` (Pallets theme, MyST, autodoc,
+  sphinx-tabs, log-cabinet); `build_sphinx_corpus` runs `sphinx-build -b
+  dirhtml` on it in place (the output and doctrees go to the cache) with the
+  corpus's `src/` first on the import path, so autodoc documents the version
+  the docs were written for.
 
 The generated config is written under `.cache/corpora/<name>/`, never into the
 corpus; the built site is cached there too, keyed by a hash of every corpus
@@ -160,10 +165,21 @@ def config_text(settings: dict[str, Any]) -> str:
     return str(yaml.dump(settings, Dumper=_ConfigDumper, sort_keys=True, allow_unicode=True))
 
 
-def corpus_hash(corpus_dir: Path, config: str) -> str:
+MKDOCS_PACKAGES: Final = ("mkdocs", "mkdocs-material")
+SPHINX_PACKAGES: Final = (
+    "sphinx",
+    "myst-parser",
+    "pallets-sphinx-themes",
+    "sphinx-tabs",
+    "sphinxcontrib-log-cabinet",
+)
+"""The builders whose versions key a built corpus (a new version rebuilds it)."""
+
+
+def corpus_hash(corpus_dir: Path, config: str, packages: tuple[str, ...] = MKDOCS_PACKAGES) -> str:
     """sha256 over every corpus file (path and bytes), the config and the builders' versions."""
     digest = hashlib.sha256()
-    for package in ("mkdocs", "mkdocs-material"):
+    for package in packages:
         digest.update(f"{package}={importlib.metadata.version(package)}\n".encode())
     digest.update(config.encode())
     for file in sorted(p for p in corpus_dir.rglob("*") if p.is_file()):
@@ -217,6 +233,55 @@ def build_corpus(
     return CorpusSite(name, site_dir, config_file, cached=False)
 
 
+def build_sphinx_corpus(
+    corpora: Path, name: str, conf_dir: str, cache: Path = CACHE_DIR
+) -> CorpusSite:
+    """A Sphinx corpus's `dirhtml` site, from the cache when its key matches, else built now.
+
+    The build reads the corpus in place, with its `src/` first on `PYTHONPATH` (autodoc
+    imports the package the docs describe). Intersphinx cannot reach the network; Sphinx
+    warns and links nothing, as for an offline owner.
+    """
+    corpus_dir = corpora / name
+    if not (corpus_dir / conf_dir / "conf.py").is_file():
+        raise CorpusError(f"Corpus {name!r} has no Sphinx conf.py at {corpus_dir / conf_dir}.")
+    key = corpus_hash(corpus_dir, f"sphinx dirhtml {conf_dir}", SPHINX_PACKAGES)
+    home = cache / name
+    site_dir = home / "site"
+    key_file = home / BUILD_KEY_FILE
+    if site_dir.is_dir() and key_file.is_file() and key_file.read_text().strip() == key:
+        return CorpusSite(name, site_dir, corpus_dir / conf_dir / "conf.py", cached=True)
+    home.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix="site-", dir=home))
+    # Doctrees go under the output folder and bytecode is not written: the corpus stays
+    # untouched (it may be read-only).
+    command = [sys.executable, "-m", "sphinx", "-q", "-b", "dirhtml"]
+    command += [str(corpus_dir / conf_dir), str(fresh)]
+    path = os.pathsep.join(filter(None, [str(corpus_dir / "src"), os.environ.get("PYTHONPATH")]))
+    environment = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_SECONDS,
+            check=False,
+            env=environment,
+        )
+    except subprocess.TimeoutExpired as error:
+        shutil.rmtree(fresh, ignore_errors=True)
+        limit = BUILD_TIMEOUT_SECONDS
+        raise CorpusError(f"sphinx-build of {name!r} took over {limit} s.") from error
+    if done.returncode != 0:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise CorpusError(f"sphinx-build of {name!r} failed:\n{done.stderr[-2000:]}")
+    key_file.unlink(missing_ok=True)
+    shutil.rmtree(site_dir, ignore_errors=True)
+    fresh.rename(site_dir)
+    key_file.write_text(key + "\n")
+    return CorpusSite(name, site_dir, corpus_dir / conf_dir / "conf.py", cached=False)
+
+
 # ------------------------------------------------------------------ reading the site
 
 
@@ -258,6 +323,32 @@ def _heading_ids(html: str) -> list[tuple[int, str]]:
     parser.feed(html)
     parser.close()
     return parser.ids
+
+
+class _ElementIds(HTMLParser):
+    """Every `id` of a page (Sphinx puts a section's id on its `<section>`, an API
+    entry's on its `<dt>`, not on the heading)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ids.extend(value for name, value in attrs if name == "id" and value)
+
+
+def published_ids(site_dir: Path) -> dict[str, str]:
+    """Each page's URL path and `path#id` for every id on it, with its page's file: what
+    a Sphinx site publishes (a superset of its sections, enough to check that an
+    expected section exists)."""
+    sections: dict[str, str] = {}
+    for path, file in site_pages(site_dir):
+        sections[path] = str(file)
+        parser = _ElementIds()
+        parser.feed(file.read_text(encoding="utf-8"))
+        parser.close()
+        sections.update((f"{path}#{anchor}", str(file)) for anchor in parser.ids)
+    return sections
 
 
 def published_sections(site_dir: Path) -> dict[str, str]:

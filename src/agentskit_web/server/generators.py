@@ -23,6 +23,8 @@ import httpx
 
 from ..answering.chunk import Passage
 from ..answering.extractive import (
+    LEAD_MAX_CHARS,
+    MORE_FROM_THE_DOCS,
     NoQuotableText,
     compose_extractive_answer,
     split_deltas,
@@ -92,9 +94,16 @@ class ExtractiveGenerator:
 
 SYSTEM_PROMPT: Final = (
     "You answer questions about a documentation site using only the numbered passages "
-    "below. Cite passages as [n]. If the passages do not answer the question, say so "
-    "plainly instead of guessing."
+    "below. If the passages do not answer the question, say so plainly instead of "
+    "guessing. Otherwise open with the answer itself: at most three sentences, about "
+    f"{LEAD_MAX_CHARS} characters, from the passage that answers best; when the question "
+    "asks how to do something and that passage has code, follow with that one code "
+    f"block. Then, only if other passages add something, a line '**{MORE_FROM_THE_DOCS}**' "
+    "and one line per such passage: its title and what it adds. Cite each passage you "
+    "use once, as [n]; do not list the sources, they are shown below the answer."
 )
+"""The same shape as the extractive answer (answering/extractive.py, issue 32): the reader
+gets a short lead first, whichever generator the site runs."""
 OPENAI_HISTORY_MAX_TURNS: Final = 8
 
 
