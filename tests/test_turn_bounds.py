@@ -30,7 +30,9 @@ from agentskit_web.server.turn_limits import (
     CAPABILITY_ID_MIN_CHARS,
     TURN_INPUT_MAX_CHARS,
     TURN_MAX_RUNNING_PER_CLIENT,
+    TURN_RESPONSE_MAX_BYTES,
     TURN_SESSION_MAX_BYTES,
+    TURN_STREAMING_SHARE,
     RunningTurns,
     is_capability_id,
 )
@@ -286,6 +288,127 @@ def test_the_snapshot_clock_waits_at_least_as_long_as_a_save_took(tmp_path: Path
     assert duration > 0.9  # long enough that a clock of interval + save would save more often
     # Each streaming save (>= 0.05 s) is followed by a wait at least as long.
     assert store.saves <= duration / (2 * store.delay) + 2
+
+
+# --------------------------------------------------------------------------- response bytes
+
+
+def _fill(store: TurnSessionStore, session_id: str, budget: int) -> int:
+    """Question/answer pairs straight into the store up to `budget` bytes of message JSON."""
+    pair_chars = 9_000
+    messages: list[dict[str, Any]] = []
+    turn = 0
+    while True:
+        turn += 1
+        pair = [
+            {
+                "id": f"{role[0]}-f{turn}",
+                "role": role,
+                "content": role[0] * pair_chars,
+                "status": "complete",
+                "createdAt": "2026-01-01T00:00:00.000Z",
+                "metadata": {"turnId": f"f{turn}"},
+            }
+            for role in ("user", "assistant")
+        ]
+        if len(dump_json([*messages, *pair]).encode()) > budget or len(messages) > 90:
+            break
+        messages.extend(pair)
+    key = TurnSessionKey(site()["siteId"], "anonymous", session_id, client_key="ip:" + CLIENT[0])
+    assert store.save_sync(key, _envelope(session_id), messages, "{}", None)
+    return len(dump_json(messages).encode())
+
+
+def test_a_paced_model_on_the_largest_session_sends_a_bounded_response(tmp_path: Path) -> None:
+    """Issue 36: one full snapshot per token of a model pacing 10 ms sent 170 MB per turn.
+
+    The session is as large as the bound allows; 300 deltas 10 ms apart. The
+    whole response stays far under `TURN_RESPONSE_MAX_BYTES`, and the bytes
+    sent before the final line grow at most at the runner's byte rate (plus
+    the first line and one snapshot). On the old clock (interval = max(16 ms,
+    save)) this sent one ~520 kB snapshot every few tens of ms.
+    """
+    store = TurnSessionStore()
+    session = new_session_id()
+    session_bytes = _fill(store, session, TURN_SESSION_MAX_BYTES - 2_000)
+    pieces = tuple(f"word{i} " for i in range(300))
+    app = make_app(tmp_path, store, generator=ScriptedGenerator(pieces, delay=0.01))
+    started = time.monotonic()
+    response = asyncio.run(post(app, submit(session, "t1")))
+    duration = time.monotonic() - started
+    lines = response.content.splitlines(keepends=True)
+    final = snapshots(response)[-1]
+    assert final.payload.status == "complete"
+    answer = final.payload.messages[-1].content
+    assert all(piece.strip() in answer for piece in pieces)
+    assert session_bytes > TURN_SESSION_MAX_BYTES - 20_000
+    assert len(response.content) <= TURN_RESPONSE_MAX_BYTES // 4
+    streamed = sum(len(line) for line in lines[:-1])
+    largest = max(len(line) for line in lines)
+    rate = (
+        TURN_RESPONSE_MAX_BYTES
+        * TURN_STREAMING_SHARE
+        / (site()["limits"]["requestTimeoutMs"] / 1000)
+    )
+    assert app.state.turn.runner.byte_rate == rate
+    assert streamed <= rate * duration + 2 * largest
+
+
+def test_the_streaming_budget_is_a_hard_stop(tmp_path: Path) -> None:
+    """With the byte rate lifted, the streaming snapshots stop at the budget; the final
+    snapshot still carries the whole answer."""
+    budget_total = 60_000
+    pieces = tuple(f"piece {i} of the answer. " for i in range(400))
+    app = make_app(
+        tmp_path,
+        turn={"snapshot_interval": 0, "response_max_bytes": budget_total},
+        generator=ScriptedGenerator(pieces, delay=0.001),
+    )
+    runner = app.state.turn.runner
+    runner.byte_rate = float("inf")  # only the hard stop left
+    response = asyncio.run(post(app, submit(new_session_id(), "t1")))
+    lines = response.content.splitlines(keepends=True)
+    streamed = sum(len(line) for line in lines[:-1])
+    assert len(lines) > 5  # it streamed before it stopped
+    assert streamed <= runner.streaming_budget == budget_total * TURN_STREAMING_SHARE
+    assert streamed > runner.streaming_budget - 2 * len(lines[-2])  # it used the budget
+    final = snapshots(response)[-1]
+    assert final.payload.status == "complete"
+    text = "".join(
+        json.loads(record)["text"]
+        for record in final.payload.messages[-1].content.split("\n")[1:]
+        if record and json.loads(record)["kind"] == "text"
+    )
+    assert text == "".join(pieces)
+
+
+def test_a_lease_renewal_is_saved_but_not_sent(tmp_path: Path) -> None:
+    """A model that thinks longer than a third of the lease: its renewals send nothing
+    (each was a whole session on the wire, every few seconds, saying nothing new)."""
+    store = CountingStore()
+    app = make_app(
+        tmp_path,
+        store,
+        turn={"lease_seconds": 0.3, "snapshot_interval": 0},
+        generator=ScriptedGenerator(("Add ", "the ", "element."), delay=0.25),
+    )
+    response = asyncio.run(post(app, submit(new_session_id(), "t1")))
+    sent = snapshots(response)
+    assert sent[-1].payload.status == "complete"
+    assert len(sent) == 5  # the question, three deltas, the final
+    assert store.saves > len(sent)  # the renewals were saved
+    bodies = [dump_json(s.payload.messages[-1].to_wire()) for s in sent]
+    assert len(set(bodies)) == len(bodies)
+
+
+class CountingStore(TurnSessionStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves = 0
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        self.saves += 1
+        return await super().save(*args, **kwargs)
 
 
 def test_a_running_turn_keeps_only_its_newest_lines() -> None:
