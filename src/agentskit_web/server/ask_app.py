@@ -454,7 +454,7 @@ class AskEndpoint:
         principal = await self._authenticate(scope, headers, query)
         self._check_hints(query)
         self._take_slot(principal.rate_key, admission)
-        decision = self.rate_limiter.take(principal.rate_key)
+        decision = await self.rate_limiter.take_async(principal.rate_key)
         if not decision.allowed:
             raise _rate_limited("rate", decision.retry_after_seconds)
         body = await self._read_body(receive, headers)
@@ -473,7 +473,7 @@ class AskEndpoint:
         # Checked before the hook runs: once an address has spent its failures,
         # even a right credential is refused, so a guess cannot be confirmed.
         address = client_rate_key(client_host)
-        failures = self.auth_failures.peek(address)
+        failures = await self.auth_failures.peek_async(address)
         if not failures.allowed:
             raise _rate_limited("auth_rate", failures.retry_after_seconds)
         head = RequestHead(
@@ -488,7 +488,7 @@ class AskEndpoint:
         except Exception as error:
             raise _Reject(500, "ASK_INTERNAL", "internal", retryable=True) from error
         if principal is None:
-            self.auth_failures.take(address)
+            await self.auth_failures.take_async(address)
             raise _Reject(
                 401, "ASK_UNAUTHORIZED", "unauthorized", headers={"www-authenticate": "Bearer"}
             )

@@ -218,7 +218,7 @@ class TurnEndpoint:
         principal = await self._authenticate(scope, headers)
         try:
             self.ask._take_slot(principal.rate_key, admission)
-            decision = self.ask.rate_limiter.take(principal.rate_key)
+            decision = await self.ask.rate_limiter.take_async(principal.rate_key)
             if not decision.allowed:
                 raise _Reject(
                     429,

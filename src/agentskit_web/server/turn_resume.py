@@ -60,7 +60,7 @@ async def admit_resume(
     if scope["method"] != "GET":
         raise TurnReject.of(GET_NOT_ALLOWED, allow="GET")
     principal = await authenticate(scope, headers)
-    decision = runner.ask.rate_limiter.take(principal.rate_key)
+    decision = await runner.ask.rate_limiter.take_async(principal.rate_key)
     if not decision.allowed:
         raise from_ask(
             _Reject(
