@@ -626,19 +626,42 @@ def test_another_address_cannot_evict_a_readers_session_through_the_endpoint(
     assert asyncio.run(go()) == (200, [200, 200, 200], 200)
 
 
-def test_a_full_store_answers_503_through_the_endpoint(tmp_path: Path) -> None:
-    store = TurnSessionStore(max_sessions_per_client=5, max_sessions_total=1)
+def test_a_full_store_answers_503_with_a_truthful_retry_after(tmp_path: Path) -> None:
+    """Retry-After is when the oldest session expires (it said 5 s for up to 30 days)."""
+    clock = Clock()
+    clock.now = time.time()
+    store = TurnSessionStore(
+        ttl_seconds=3600, max_sessions_per_client=5, max_sessions_total=1, clock=clock
+    )
     app = make_app(tmp_path, store)
 
     async def go() -> tuple[httpx.Response, httpx.Response]:
         first = await post(app, submit(new_session_id(), "t1"), ("198.51.100.1", 1))
+        clock.now += 1000
         second = await post(app, submit(new_session_id(), "t1"), ("198.51.100.2", 1))
         return first, second
 
     first, second = asyncio.run(go())
     assert first.status_code == 200
-    assert second.status_code == 503 and second.headers["retry-after"] == "5"
-    assert second.json()["error"]["code"] == "SERVER_OVERLOADED"
+    assert second.status_code == 503 and second.headers["retry-after"] == "2600"
+    error = second.json()["error"]
+    assert error["code"] == "SERVER_OVERLOADED" and error["retryable"] is True
+    assert "until older ones expire" in error["message"]
+
+
+def test_serve_ask_gives_each_address_a_five_hundredth_of_the_store(tmp_path: Path) -> None:
+    """Issue 36: with the Ask store's 10,000 per subject, five addresses filled 50,000."""
+    from agentskit_web.server.ask_serve import AskServeConfig, _turn_store
+
+    default = _turn_store(AskServeConfig())
+    assert default.max_sessions_per_client == 100
+    small = _turn_store(AskServeConfig(max_sessions_total=1000))
+    assert small.max_sessions_per_client == 2
+    for address in range(5):  # five addresses, each storing many sessions
+        for n in range(10):
+            _store_one(small, f"ip:192.0.2.{address}", f"s{address}-{n}")  # type: ignore[arg-type]
+    (rows,) = small._db.execute("SELECT COUNT(*) FROM turn_sessions").fetchone()  # type: ignore[attr-defined]
+    assert rows == 10  # 1 % of the store: everyone else still gets in
 
 
 def test_store_caps_must_be_positive(tmp_path: Path) -> None:

@@ -90,6 +90,7 @@ from .turn_session_port import (
     TURN_STORE_MAX_SESSIONS_TOTAL,
     TurnSessionKey,
     TurnSessionStorePort,
+    client_share,
     is_postgres_url,
     redacted,
 )
@@ -222,7 +223,9 @@ def _turn_store(config: AskServeConfig) -> TurnSessionStorePort:
     """The turn session store: SQLite (`--sessions-db`) by default, or shared PostgreSQL."""
     bounds: dict[str, Any] = {
         "ttl_seconds": config.session_ttl,
-        "max_sessions_per_client": config.max_sessions_per_subject,
+        "max_sessions_per_client": client_share(
+            config.max_sessions_per_subject, config.max_sessions_total
+        ),
         "max_sessions_total": config.max_sessions_total,
     }
     if config.sessions == "sqlite":
@@ -484,7 +487,7 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=SESSION_MAX_PER_SUBJECT,
         help="saved conversations kept per caller (Ask: all anonymous readers are one caller;"
-        " turns: per address or IPv6 /64)",
+        " turns: per address or IPv6 /64, at most 1/500 of --max-sessions-total)",
     )
     add(
         "--max-sessions-total",

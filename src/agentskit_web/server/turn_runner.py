@@ -55,14 +55,13 @@ from .turn_errors import (
     TurnErrorSpec,
 )
 from .turn_limits import (
-    TURN_BUSY_RETRY_AFTER_SECONDS,
     TURN_STREAMING_SHARE,
     RunningTurns,
 )
 from .turn_requests import (
     BAD_LINEAGE,
-    SERVER_OVERLOADED,
     SESSION_TOO_LARGE,
+    STORE_FULL,
     TURN_ID_USED,
     Reservation,
     Submit,
@@ -370,10 +369,8 @@ class TurnRunner:
             saved = await self.save(
                 key, envelope, state.messages(), line, row.cursor if row else None
             )
-        except StoreFull:
-            raise TurnReject.of(
-                SERVER_OVERLOADED, **{"retry-after": str(TURN_BUSY_RETRY_AFTER_SECONDS)}
-            ) from None
+        except StoreFull as full:
+            raise TurnReject.of(STORE_FULL, **{"retry-after": str(full.retry_after)}) from None
         except (PersistenceError, ValueError) as error:
             _log_failure("the first save failed", key.session_id, turn_id, error)
             raise TurnReject.of(SERVER_INTERNAL) from None

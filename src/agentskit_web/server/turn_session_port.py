@@ -36,6 +36,7 @@ Both stores read time from the same `clock` (the instance's wall clock, as
 the lease's `expiresAt` does), so the suite can drive TTLs with a fake clock.
 """
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -49,12 +50,38 @@ from .persistence import PersistenceError
 
 TURN_STORE_MAX_SESSIONS_TOTAL: Final = 50_000
 """Server policy: sessions one turn store keeps over all clients; past it new ones are refused."""
+TURN_STORE_MIN_CLIENTS_TO_FILL: Final = 500
+"""Server policy: a client's share of the store is at most this fraction of it (1/500).
+
+With the Ask store's per-subject cap (10,000) five addresses filled the
+50,000 sessions, and every other reader was refused for up to the TTL (30
+days). At 1/500 (100 sessions an address by default) filling the store takes
+500 addresses, or IPv6 /64s; the cost is that a crowd behind one address (an
+office NAT) keeps only its 100 most recent conversations: the 101st replaces
+that address's oldest, it is never refused."""
+TURN_STORE_MAX_SESSIONS_PER_CLIENT: Final = (
+    TURN_STORE_MAX_SESSIONS_TOTAL // TURN_STORE_MIN_CLIENTS_TO_FILL
+)
+"""Sessions one client key keeps by default (100); past it its oldest is replaced."""
 LEASE_HOLDER_MAX_CHARS: Final = 128
 """An instance id is at most this long (it is stored with every leased session)."""
 
 
 class StoreFull(PersistenceError):
-    """The store holds `max_sessions_total` live sessions: a new one is refused, none evicted."""
+    """The store holds `max_sessions_total` live sessions: a new one is refused, none evicted.
+
+    `retry_after` is when room appears for sure: the seconds until the oldest
+    session expires (nothing else frees a row for someone new), at least 1.
+    """
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("The turn session store is full.")
+        self.retry_after = max(1, math.ceil(retry_after))
+
+
+def client_share(per_client: int, total: int) -> int:
+    """The per-client cap a store applies: at most 1/`TURN_STORE_MIN_CLIENTS_TO_FILL` of it."""
+    return max(1, min(per_client, total // TURN_STORE_MIN_CLIENTS_TO_FILL))
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +277,9 @@ class BlockingStoreFacade:
 
 __all__ = [
     "LEASE_HOLDER_MAX_CHARS",
+    "TURN_STORE_MAX_SESSIONS_PER_CLIENT",
     "TURN_STORE_MAX_SESSIONS_TOTAL",
+    "TURN_STORE_MIN_CLIENTS_TO_FILL",
     "BlockingStoreFacade",
     "PreparedWrite",
     "StoreFull",
@@ -258,6 +287,7 @@ __all__ = [
     "TurnSessionKey",
     "TurnSessionRow",
     "TurnSessionStorePort",
+    "client_share",
     "decode_row",
     "is_postgres_url",
     "prepare_write",
