@@ -209,13 +209,14 @@ def _limiters(config: AskServeConfig) -> tuple[RateLimiter, RateLimiter]:
         try:
             client = redis_client(config.rate_limit)
         except ValueError as error:
-            raise StartupError(f"--rate-limit: {error}") from error
+            raise StartupError(f"--rate-limit {redacted(config.rate_limit)}: {error}") from error
         return (
             RedisRateLimiter(client, "ask", config.rate_capacity, config.rate_refill),
             RedisRateLimiter(client, "auth", AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND),
         )
     raise StartupError(
-        f"Unknown --rate-limit {config.rate_limit!r} (memory, or a redis:// or rediss:// URL)."
+        f"Unknown --rate-limit {redacted(config.rate_limit)!r}"
+        " (memory, or a redis:// or rediss:// URL)."
     )
 
 

@@ -37,6 +37,7 @@ the lease's `expiresAt` does), so the suite can drive TTLs with a fake clock.
 """
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -220,19 +221,39 @@ def is_postgres_url(spec: str) -> bool:
     return spec.startswith(POSTGRES_SCHEMES)
 
 
+SECRET_QUERY_KEY: Final = re.compile(r"pass|secret|token|key", re.IGNORECASE)
+"""Query parameters whose values a message never shows: `password`, `sslpassword`,
+`sslkey` paths, tokens (libpq and redis-py both take credentials as parameters)."""
+
+
 def redacted(url: str) -> str:
-    """A connection URL without its password, for messages and logs."""
-    from urllib.parse import urlsplit, urlunsplit
+    """A connection URL without its secrets, for messages and logs.
+
+    The password of `user:password@`, and the value of every query parameter
+    whose name says it holds a secret (`?password=`, which libpq accepts as
+    well as the userinfo; the start-up error printed it, issue 36).
+    """
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
     except ValueError:
         return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+    head, mark, rest = url.partition("?")
+    if parts.password is not None:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        hidden_user = parts._replace(netloc=f"{parts.username or ''}:***@{netloc}")
+        head = urlunsplit(hidden_user._replace(query="", fragment=""))
+    elif (
+        "@" in head and parts.username is None
+    ):  # userinfo the parser did not see (`scheme:/user:pw@host`): hide it all
+        scheme, colon, after = head.partition(":")
+        head = scheme + colon + "***@" + after.rsplit("@", 1)[1]
+    if any(SECRET_QUERY_KEY.search(name) for name, _ in query):
+        hidden = [(n, "***" if SECRET_QUERY_KEY.search(n) else v) for n, v in query]
+        rest = urlencode(hidden, safe="*") + ("#" + parts.fragment if parts.fragment else "")
+    return head + mark + rest
 
 
 class BlockingStoreFacade:
