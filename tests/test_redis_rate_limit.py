@@ -268,10 +268,11 @@ def test_a_slow_redis_never_holds_the_event_loop(
             backend.kill()
         replies = proxy.replies
     assert near.statuses == far.statuses == [200] * 21
-    # The 90th percentile and the median, not the maximum: on a shared machine one
-    # sample can stall for most of a second whatever the server does (seen at a load
-    # of 18 on 2 cores). A limiter on the loop adds its delay to nearly every sample.
-    assert _quantile(far.health, 0.9) <= _quantile(near.health, 0.9) + 0.1, (near, far)
+    # Medians, not maxima: on a shared machine the first samples of a burst can stall
+    # for a third of a second with Redis near or far (seen at a load of 18 on 2 cores).
+    # A limiter on the loop delays nearly every sample (at 0.2 s: 20 questions x 2 calls);
+    # the single stall a 2 s Redis cost the old limiter is the next test's to catch.
+    assert _quantile(far.health, 0.5) <= _quantile(near.health, 0.5) + 0.1, (near, far)
     assert _quantile(far.gaps, 0.5) <= _quantile(near.gaps, 0.5) + 0.1, (near, far)
     assert replies > 0  # Redis was asked
 
