@@ -211,7 +211,7 @@ def measure(worst: bool, interval: float, pace: float = 0.0) -> TurnFigures:
         retriever=BenchRetriever(),
         generator=PacedGenerator(ASK_BACKEND_ANSWER_MAX_CHARS - 100, pace),
     )
-    mount_turn(app, counting, snapshot_interval=interval)  # type: ignore[arg-type]
+    mount_turn(app, counting, snapshot_interval=interval)
     session_bytes = 0
     if worst:
         key = TurnSessionKey(
