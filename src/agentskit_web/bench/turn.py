@@ -256,9 +256,10 @@ def turn_command(args: argparse.Namespace) -> int:
     """The `turn` section: record from the real server, measure in Chromium, print (--json)."""
     from ..server.turn_app import TURN_SNAPSHOT_INTERVAL_SECONDS
     from .harness import open_session
-    from .turn_worst import format_worst, worst_json, worst_session_figures
+    from .turn_worst import PACES, format_worst, worst_json, worst_session_figures
 
-    worst = worst_session_figures(TURN_SNAPSHOT_INTERVAL_SECONDS)
+    paces = (0.0,) if getattr(args, "smoke", False) else PACES  # smoke: the burst alone
+    worst = worst_session_figures(TURN_SNAPSHOT_INTERVAL_SECONDS, paces)
     print(format_worst(worst), flush=True)
     bodies = record_bodies()
     wire = wire_sizes(bodies)

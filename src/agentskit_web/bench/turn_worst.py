@@ -253,10 +253,10 @@ def measure(worst: bool, interval: float, pace: float = 0.0) -> TurnFigures:
     )
 
 
-def worst_session_figures(interval: float) -> dict[str, Any]:
+def worst_session_figures(interval: float, paces: tuple[float, ...] = PACES) -> dict[str, Any]:
     """For each pace, the empty-session baseline, then the worst session, in this process."""
-    runs = {pace: {"empty": measure(False, interval, pace)} for pace in PACES}
-    for pace in PACES:
+    runs = {pace: {"empty": measure(False, interval, pace)} for pace in paces}
+    for pace in paces:
         runs[pace]["worst"] = measure(True, interval, pace)
     return {"interval": interval, "runs": runs}
 
