@@ -84,6 +84,36 @@ def test_an_unreachable_database_is_one_line_without_the_password(tmp_path: Path
     assert "\n" not in line and "hunter2" not in line and "reader:***@" in line
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://reader@127.0.0.1:{port}/docs?password=hunter2",
+        "postgresql://127.0.0.1:{port}/docs?sslmode=disable&user=r&password=hunter2",
+        "postgresql://reader:hunter2@127.0.0.1:{port}/docs?sslpassword=hunter2",
+    ],
+)
+def test_a_password_anywhere_in_the_url_stays_out_of_the_start_up_error(
+    tmp_path: Path, url: str
+) -> None:
+    """Issue 36: `?password=` (which libpq reads as well as user:pass@) was printed."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(StartupError) as caught:
+        _app(tmp_path, sessions=url.format(port=port))
+    line = str(caught.value)
+    assert "\n" not in line and "hunter2" not in line and "password=***" in line
+
+
+@pytest.mark.parametrize(
+    "where", ["redis://:hunter2@127.0.0.1:1/x?db=zz", "rediss:/:hunter2@h", "redsi://:hunter2@h"]
+)
+def test_a_rate_limit_url_error_never_shows_its_password(tmp_path: Path, where: str) -> None:
+    with pytest.raises(StartupError, match="--rate-limit") as caught:
+        _app(tmp_path, rate_limit=where)
+    assert "hunter2" not in str(caught.value)
+
+
 def test_a_missing_postgres_extra_names_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -24,6 +24,7 @@ from agentskit_web.cli.preview import widget_snippet
 from agentskit_web.indexing.site import index_site, write_site_index
 from agentskit_web.server.ask_serve import AskServeConfig, StartupError, build_app
 from agentskit_web.server.preview import (
+    PREVIEW_CSP,
     PreviewConfig,
     PreviewServer,
     create_preview_app,
@@ -217,6 +218,24 @@ def test_preview_serves_the_site_and_answers_on_one_origin(tmp_path: Path) -> No
         body = {"messages": [{"role": "user", "content": QUESTION}]}
         reply = httpx.post(origin + "/api/ask", json=body)
         assert reply.status_code == 200 and _cited(reply.text)[0].startswith("/guide/charging/")
+
+
+def test_preview_sends_a_content_security_policy(tmp_path: Path) -> None:
+    """Issue 36: the preview sent no CSP; every response now carries PREVIEW_CSP."""
+    built = write_site(tmp_path / "site")
+    config = PreviewConfig(site_dir=built, base_path="/docs/")
+    with PreviewServer(config) as preview, httpx.Client(base_url=preview.url) as client:
+        replies = [
+            client.get("/docs/guide/pairing.html"),
+            client.get("/docs/missing.html"),
+            client.get("/"),  # the redirect to the base path
+            client.post("/api/ask", json={"messages": [{"role": "user", "content": QUESTION}]}),
+        ]
+    assert [r.status_code for r in replies] == [200, 404, 307, 200]
+    for reply in replies:
+        policy = reply.headers["content-security-policy"]
+        assert policy == PREVIEW_CSP
+        assert "connect-src 'self'" in policy and "object-src 'none'" in policy
 
 
 def test_preview_under_a_base_path(tmp_path: Path) -> None:

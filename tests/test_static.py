@@ -108,3 +108,39 @@ def test_only_the_offline_worker_may_control_pages_outside_its_folder(tmp_path: 
     assert worker.headers["content-type"] == "text/javascript; charset=utf-8"
     assert "service-worker-allowed" not in loader.headers
     assert "Service-Worker-Allowed" not in static_headers("agentskit/not-agentskit-ask-sw.js")
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".br"])
+def test_a_compressed_copy_leading_outside_the_site_is_not_sent(
+    tmp_path: Path, suffix: str
+) -> None:
+    """Issue 36: `ln -s /etc/passwd site/index.html.gz` sent the target to gzip clients."""
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    (site_dir / "index.html").write_text("<!doctype html><title>home</title>", encoding="utf-8")
+    secret = b"root:x:0:0:secret outside the site\n"
+    outside = tmp_path / ("outside" + suffix)
+    outside.write_bytes(gzip.compress(secret) if suffix == ".gz" else brotli.compress(secret))
+    (site_dir / ("index.html" + suffix)).symlink_to(outside)
+    coding = "gzip" if suffix == ".gz" else "br"
+    with StaticSite(site_dir) as site:
+        home = httpx.get(site.url + "/", headers={"accept-encoding": coding})
+        direct = httpx.get(site.url + "/index.html" + suffix)
+    assert home.status_code == 200
+    assert b"secret" not in home.content
+    assert home.content == b"<!doctype html><title>home</title>"
+    assert "content-encoding" not in home.headers
+    assert direct.status_code == 404  # Starlette's own check on the file asked for
+
+
+def test_a_compressed_copy_linked_inside_the_site_is_still_sent(tmp_path: Path) -> None:
+    (tmp_path / "index.html").write_text("<!doctype html>", encoding="utf-8")
+    body = b"export const a = 1;\n" * 200
+    (tmp_path / "app.js").write_bytes(body)
+    (tmp_path / "copies").mkdir()
+    (tmp_path / "copies" / "app.js.gz").write_bytes(gzip.compress(body))
+    (tmp_path / "app.js.gz").symlink_to(tmp_path / "copies" / "app.js.gz")
+    with StaticSite(tmp_path) as site:
+        response = httpx.get(site.url + "/app.js", headers={"accept-encoding": "gzip"})
+    assert response.headers.get("content-encoding") == "gzip"
+    assert response.content == body

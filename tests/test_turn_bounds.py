@@ -30,7 +30,9 @@ from agentskit_web.server.turn_limits import (
     CAPABILITY_ID_MIN_CHARS,
     TURN_INPUT_MAX_CHARS,
     TURN_MAX_RUNNING_PER_CLIENT,
+    TURN_RESPONSE_MAX_BYTES,
     TURN_SESSION_MAX_BYTES,
+    TURN_STREAMING_SHARE,
     RunningTurns,
     is_capability_id,
 )
@@ -288,6 +290,127 @@ def test_the_snapshot_clock_waits_at_least_as_long_as_a_save_took(tmp_path: Path
     assert store.saves <= duration / (2 * store.delay) + 2
 
 
+# --------------------------------------------------------------------------- response bytes
+
+
+def _fill(store: TurnSessionStore, session_id: str, budget: int) -> int:
+    """Question/answer pairs straight into the store up to `budget` bytes of message JSON."""
+    pair_chars = 9_000
+    messages: list[dict[str, Any]] = []
+    turn = 0
+    while True:
+        turn += 1
+        pair = [
+            {
+                "id": f"{role[0]}-f{turn}",
+                "role": role,
+                "content": role[0] * pair_chars,
+                "status": "complete",
+                "createdAt": "2026-01-01T00:00:00.000Z",
+                "metadata": {"turnId": f"f{turn}"},
+            }
+            for role in ("user", "assistant")
+        ]
+        if len(dump_json([*messages, *pair]).encode()) > budget or len(messages) > 90:
+            break
+        messages.extend(pair)
+    key = TurnSessionKey(site()["siteId"], "anonymous", session_id, client_key="ip:" + CLIENT[0])
+    assert store.save_sync(key, _envelope(session_id), messages, "{}", None)
+    return len(dump_json(messages).encode())
+
+
+def test_a_paced_model_on_the_largest_session_sends_a_bounded_response(tmp_path: Path) -> None:
+    """Issue 36: one full snapshot per token of a model pacing 10 ms sent 170 MB per turn.
+
+    The session is as large as the bound allows; 300 deltas 10 ms apart. The
+    whole response stays far under `TURN_RESPONSE_MAX_BYTES`, and the bytes
+    sent before the final line grow at most at the runner's byte rate (plus
+    the first line and one snapshot). On the old clock (interval = max(16 ms,
+    save)) this sent one ~520 kB snapshot every few tens of ms.
+    """
+    store = TurnSessionStore()
+    session = new_session_id()
+    session_bytes = _fill(store, session, TURN_SESSION_MAX_BYTES - 2_000)
+    pieces = tuple(f"word{i} " for i in range(300))
+    app = make_app(tmp_path, store, generator=ScriptedGenerator(pieces, delay=0.01))
+    started = time.monotonic()
+    response = asyncio.run(post(app, submit(session, "t1")))
+    duration = time.monotonic() - started
+    lines = response.content.splitlines(keepends=True)
+    final = snapshots(response)[-1]
+    assert final.payload.status == "complete"
+    answer = final.payload.messages[-1].content
+    assert all(piece.strip() in answer for piece in pieces)
+    assert session_bytes > TURN_SESSION_MAX_BYTES - 20_000
+    assert len(response.content) <= TURN_RESPONSE_MAX_BYTES // 4
+    streamed = sum(len(line) for line in lines[:-1])
+    largest = max(len(line) for line in lines)
+    rate = (
+        TURN_RESPONSE_MAX_BYTES
+        * TURN_STREAMING_SHARE
+        / (site()["limits"]["requestTimeoutMs"] / 1000)
+    )
+    assert app.state.turn.runner.byte_rate == rate
+    assert streamed <= rate * duration + 2 * largest
+
+
+def test_the_streaming_budget_is_a_hard_stop(tmp_path: Path) -> None:
+    """With the byte rate lifted, the streaming snapshots stop at the budget; the final
+    snapshot still carries the whole answer."""
+    budget_total = 60_000
+    pieces = tuple(f"piece {i} of the answer. " for i in range(400))
+    app = make_app(
+        tmp_path,
+        turn={"snapshot_interval": 0, "response_max_bytes": budget_total},
+        generator=ScriptedGenerator(pieces, delay=0.001),
+    )
+    runner = app.state.turn.runner
+    runner.byte_rate = float("inf")  # only the hard stop left
+    response = asyncio.run(post(app, submit(new_session_id(), "t1")))
+    lines = response.content.splitlines(keepends=True)
+    streamed = sum(len(line) for line in lines[:-1])
+    assert len(lines) > 5  # it streamed before it stopped
+    assert streamed <= runner.streaming_budget == budget_total * TURN_STREAMING_SHARE
+    assert streamed > runner.streaming_budget - 2 * len(lines[-2])  # it used the budget
+    final = snapshots(response)[-1]
+    assert final.payload.status == "complete"
+    text = "".join(
+        json.loads(record)["text"]
+        for record in final.payload.messages[-1].content.split("\n")[1:]
+        if record and json.loads(record)["kind"] == "text"
+    )
+    assert text == "".join(pieces)
+
+
+def test_a_lease_renewal_is_saved_but_not_sent(tmp_path: Path) -> None:
+    """A model that thinks longer than a third of the lease: its renewals send nothing
+    (each was a whole session on the wire, every few seconds, saying nothing new)."""
+    store = CountingStore()
+    app = make_app(
+        tmp_path,
+        store,
+        turn={"lease_seconds": 0.3, "snapshot_interval": 0},
+        generator=ScriptedGenerator(("Add ", "the ", "element."), delay=0.25),
+    )
+    response = asyncio.run(post(app, submit(new_session_id(), "t1")))
+    sent = snapshots(response)
+    assert sent[-1].payload.status == "complete"
+    assert len(sent) == 5  # the question, three deltas, the final
+    assert store.saves > len(sent)  # the renewals were saved
+    bodies = [dump_json(s.payload.messages[-1].to_wire()) for s in sent]
+    assert len(set(bodies)) == len(bodies)
+
+
+class CountingStore(TurnSessionStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves = 0
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        self.saves += 1
+        return await super().save(*args, **kwargs)
+
+
 def test_a_running_turn_keeps_only_its_newest_lines() -> None:
     async def go() -> tuple[int, list[bytes], list[bytes]]:
         run = TurnRun(TurnSessionKey("s", "o", "x"))
@@ -503,19 +626,42 @@ def test_another_address_cannot_evict_a_readers_session_through_the_endpoint(
     assert asyncio.run(go()) == (200, [200, 200, 200], 200)
 
 
-def test_a_full_store_answers_503_through_the_endpoint(tmp_path: Path) -> None:
-    store = TurnSessionStore(max_sessions_per_client=5, max_sessions_total=1)
+def test_a_full_store_answers_503_with_a_truthful_retry_after(tmp_path: Path) -> None:
+    """Retry-After is when the oldest session expires (it said 5 s for up to 30 days)."""
+    clock = Clock()
+    clock.now = time.time()
+    store = TurnSessionStore(
+        ttl_seconds=3600, max_sessions_per_client=5, max_sessions_total=1, clock=clock
+    )
     app = make_app(tmp_path, store)
 
     async def go() -> tuple[httpx.Response, httpx.Response]:
         first = await post(app, submit(new_session_id(), "t1"), ("198.51.100.1", 1))
+        clock.now += 1000
         second = await post(app, submit(new_session_id(), "t1"), ("198.51.100.2", 1))
         return first, second
 
     first, second = asyncio.run(go())
     assert first.status_code == 200
-    assert second.status_code == 503 and second.headers["retry-after"] == "5"
-    assert second.json()["error"]["code"] == "SERVER_OVERLOADED"
+    assert second.status_code == 503 and second.headers["retry-after"] == "2600"
+    error = second.json()["error"]
+    assert error["code"] == "SERVER_OVERLOADED" and error["retryable"] is True
+    assert "until older ones expire" in error["message"]
+
+
+def test_serve_ask_gives_each_address_a_five_hundredth_of_the_store(tmp_path: Path) -> None:
+    """Issue 36: with the Ask store's 10,000 per subject, five addresses filled 50,000."""
+    from agentskit_web.server.ask_serve import AskServeConfig, _turn_store
+
+    default = _turn_store(AskServeConfig())
+    assert default.max_sessions_per_client == 100
+    small = _turn_store(AskServeConfig(max_sessions_total=1000))
+    assert small.max_sessions_per_client == 2
+    for address in range(5):  # five addresses, each storing many sessions
+        for n in range(10):
+            _store_one(small, f"ip:192.0.2.{address}", f"s{address}-{n}")  # type: ignore[arg-type]
+    (rows,) = small._db.execute("SELECT COUNT(*) FROM turn_sessions").fetchone()  # type: ignore[attr-defined]
+    assert rows == 10  # 1 % of the store: everyone else still gets in
 
 
 def test_store_caps_must_be_positive(tmp_path: Path) -> None:

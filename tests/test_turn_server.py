@@ -3,6 +3,7 @@
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -705,3 +706,78 @@ def test_the_turn_store_shares_the_ask_stores_setup_and_bounds(tmp_path: Path) -
             store(database, ttl_seconds=0)
         with pytest.raises(ValueError):
             store(database, **{cap: 0})
+
+
+class LoadCountingStore(TurnSessionStore):
+    """A real store that records the session ids it was asked to load."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads: list[str] = []
+
+    def load_sync(self, key: TurnSessionKey) -> Any:
+        self.loads.append(key.session_id)
+        return super().load_sync(key)
+
+
+@pytest.mark.parametrize(
+    "session_id",
+    [
+        "Wq7Zk3Lp9Xv2Nc5Rt8Hy4J%00",  # a NUL (PostgreSQL refuses it: a 500, not a 404)
+        "Wq7Zk3Lp9Xv2Nc5Rt8Hy4J~x",  # `~` is no SafeId character
+        "_Wq7Zk3Lp9Xv2Nc5Rt8Hy4J",  # a SafeId starts with a letter or digit
+        "W" + "q7Zk3Lp9Xv2Nc5Rt8Hy4J" * 7,  # 148 characters: past 128
+    ],
+)
+def test_a_resume_with_a_malformed_id_never_reaches_the_store(
+    tmp_path: Path, session_id: str
+) -> None:
+    """The id format check on resume (issue 36 item 9: removing it failed no test)."""
+    store = LoadCountingStore()
+    app = make_app(tmp_path, store)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.get(f"/api/turn/{session_id}")
+
+    response = run(go())
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "SESSION_NOT_FOUND"
+    assert store.loads == []
+
+
+def test_following_another_instances_turn_ends_at_the_turns_own_bound(tmp_path: Path) -> None:
+    """A resume that follows a turn another instance holds ends after the site's request
+    timeout plus one lease, even if that lease never expires (issue 36 item 9: a bound
+    100 times longer failed no test)."""
+    store = TurnSessionStore()
+    app = create_ask_app(
+        site(limits__requestTimeoutMs=500), write_docs(tmp_path / "docs"),
+        generator=ExtractiveGenerator(),
+    )  # fmt: skip
+    mount_turn(app, store, lease_seconds=0.5)
+    session = sid()
+    key = TurnSessionKey("test-site", "anonymous", session, client_key="ip:203.0.113.7")
+    envelope = {
+        "protocol": "agentskit.chat.session",
+        "version": 1,
+        "sessionId": session,
+        "definitionId": "docs",
+        "definitionRevision": 1,
+        "updatedAt": "2026-01-01T00:00:00.000Z",
+        "cursor": 1,
+        "activeTurn": {"turnId": "t-elsewhere", "expiresAt": int(time.time() * 1000) + 3_600_000},
+        "confirmations": [],
+    }
+    assert store.save_sync(key, envelope, [], "{}", None, holder="instance-elsewhere")
+
+    async def go() -> tuple[float, httpx.Response]:
+        async with client(app) as http:
+            started = time.monotonic()
+            response = await asyncio.wait_for(http.get(f"/api/turn/{session}"), 10)
+            return time.monotonic() - started, response
+
+    took, response = run(go())
+    assert response.status_code == 200
+    bound = 0.5 + 0.5  # request timeout + lease
+    assert bound - 0.05 <= took <= bound + 1.0

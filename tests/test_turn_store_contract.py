@@ -18,6 +18,8 @@ from agentskit_web.protocol.diagnostics import ProtocolError
 from agentskit_web.server.persistence import PersistenceError
 from agentskit_web.server.turn_session_port import (
     LEASE_HOLDER_MAX_CHARS,
+    TURN_STORE_MAX_SESSIONS_PER_CLIENT,
+    TURN_STORE_MAX_SESSIONS_TOTAL,
     StoreFull,
     TurnLease,
     TurnSessionKey,
@@ -317,12 +319,27 @@ def test_a_full_store_refuses_new_sessions_instead_of_evicting_others(stores: St
 def test_expired_sessions_make_room_in_a_full_store(stores: Stores) -> None:
     store = stores(ttl_seconds=100, max_sessions_total=2)
     store_one(store, "ip:a", "a1")
+    stores.clock.now += 30
     store_one(store, "ip:b", "b1")
-    with pytest.raises(StoreFull):
+    stores.clock.now += 10.5
+    with pytest.raises(StoreFull) as full:
         store_one(store, "ip:c", "c1")
+    # Retry-After tells the truth: "a1", the oldest, expires in 100 - 40.5 s.
+    assert full.value.retry_after == 60
+    stores.clock.now += 60
+    store_one(store, "ip:c", "c1")  # "a1" expired: room for one
+    assert present(store, "a1", "b1", "c1") == [False, True, True]
+    stores.clock.now += 101
     stores.clock.now += 101  # both expired: deleted before the total is counted
     store_one(store, "ip:c", "c1")
     assert stores.count() == 1
+
+
+def test_a_client_holds_at_most_its_share_of_the_store(stores: Stores) -> None:
+    """Issue 36: five addresses filled the store (10,000 each of 50,000)."""
+    store = stores()
+    assert store.max_sessions_per_client == TURN_STORE_MAX_SESSIONS_PER_CLIENT == 100
+    assert TURN_STORE_MAX_SESSIONS_TOTAL // store.max_sessions_per_client >= 500
 
 
 def test_caps_hold_across_instances_creating_at_once(stores: Stores) -> None:

@@ -17,8 +17,8 @@ measures the client's CPU time in Pyodide and the widget's render work
 (bench/page/turn.py), goal: turn render work at most 1.2x the Ask path's.
 
 First it prints the server's worst case (turn_worst.py): the biggest session
-the bounds allow and 500 deltas at once, next to the same turn on an empty
-session.
+the bounds allow and 500 deltas, at once and paced 10, 20 and 50 ms per token,
+next to the same turn on an empty session.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import gzip
 import json
 import secrets
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import asdict
 from typing import Any, Final
 
 RECORDS: Final = 512
@@ -257,9 +256,10 @@ def turn_command(args: argparse.Namespace) -> int:
     """The `turn` section: record from the real server, measure in Chromium, print (--json)."""
     from ..server.turn_app import TURN_SNAPSHOT_INTERVAL_SECONDS
     from .harness import open_session
-    from .turn_worst import format_worst, worst_session_figures
+    from .turn_worst import PACES, format_worst, worst_json, worst_session_figures
 
-    worst = worst_session_figures(TURN_SNAPSHOT_INTERVAL_SECONDS)
+    paces = (0.0,) if getattr(args, "smoke", False) else PACES  # smoke: the burst alone
+    worst = worst_session_figures(TURN_SNAPSHOT_INTERVAL_SECONDS, paces)
     print(format_worst(worst), flush=True)
     bodies = record_bodies()
     wire = wire_sizes(bodies)
@@ -267,8 +267,7 @@ def turn_command(args: argparse.Namespace) -> int:
         page = run_in_page(session, bodies)
     print(format_turn(wire, page))
     if args.json:
-        worst_json = {k: v if k == "interval" else asdict(v) for k, v in worst.items()}
         args.json.write_text(
-            json.dumps({"wire": wire, "page": page, "worst": worst_json}, indent=1) + "\n"
+            json.dumps({"wire": wire, "page": page, "worst": worst_json(worst)}, indent=1) + "\n"
         )
     return 0

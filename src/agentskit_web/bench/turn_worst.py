@@ -1,22 +1,26 @@
-"""The `turn` section's worst case: the biggest session the bounds allow, 500 deltas at once.
+"""The `turn` section's worst case: the biggest session the bounds allow, 500 deltas.
 
 Issue 23 measured one 64 kB submit on a grown session returning 137 MB over
-11 s, and a generator emitting 500 deltas at once making 194 snapshots. This
-part replays that shape against the bounded server, in this process:
+11 s, and a generator emitting 500 deltas at once making 194 snapshots; issue
+36 the same session under a model streaming a token every 20 ms: 173.6 MB in
+323 lines, one full snapshot per token. This part replays those shapes
+against the bounded server, in this process:
 
 - the session is filled (straight into a real SQLite turn store) with
   question/answer pairs up to `TURN_SESSION_MAX_BYTES` minus the new question,
   which is a maximal `TURN_INPUT_MAX_CHARS` question;
-- the generator yields 500 deltas without awaiting, together just under the
-  answer bound (`ASK_BACKEND_ANSWER_MAX_CHARS`), as a model's burst does;
+- the generator yields 500 deltas, together just under the answer bound
+  (`ASK_BACKEND_ANSWER_MAX_CHARS`): all at once (a burst), or paced like a
+  streaming model at 10, 20 and 50 ms per token (`PACES`);
 - the turn is driven through the raw ASGI app with a `send` that counts bytes
   and lines and keeps nothing, so the memory figure is the server's: the
   process's peak RSS (`VmHWM`, reset through `/proc/self/clear_refs`) minus
   its RSS just before the submit.
 
 The same turn (same question, same generator) on an empty session is the
-baseline printed beside each figure. Goals: snapshots <= duration / interval
-+ 2; response <= 16 MB; memory <= 64 MB above idle.
+baseline printed beside each figure. First token is the time from the submit
+to the first snapshot that carries answer text. Goals, for every generator:
+response <= 16 MB; memory <= 64 MB above idle.
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ import gc
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from .turn import SITE, BenchRetriever
 
 DELTAS: Final = 500
+PACES: Final = (0.0, 0.010, 0.020, 0.050)
+"""Seconds between deltas: 0 is a burst (no await between them), the rest a streaming model."""
 RESPONSE_GOAL_BYTES: Final = 16 * 1024 * 1024
 MEMORY_GOAL_BYTES: Final = 64 * 1024 * 1024
 SESSION_ID: Final = "Wq7Zk3Lp9Xv2Nc5Rt8Hy4J"
@@ -40,16 +46,19 @@ FILLER_QUESTION_CHARS: Final = 5_000
 FILLER_ANSWER_CHARS: Final = 11_000
 
 
-class BurstGenerator:
-    """Yields `DELTAS` deltas without awaiting between them: the whole answer at once."""
+class PacedGenerator:
+    """Yields `DELTAS` deltas `pace` seconds apart; pace 0 never awaits (the answer at once)."""
 
     model = None
 
-    def __init__(self, total_chars: int) -> None:
+    def __init__(self, total_chars: int, pace: float) -> None:
         self.delta = "x" * (total_chars // DELTAS - 1) + " "
+        self.pace = pace
 
     async def stream(self, request: Any) -> AsyncIterator[str]:
         for _ in range(DELTAS):
+            if self.pace:
+                await asyncio.sleep(self.pace)
             yield self.delta
 
 
@@ -78,6 +87,8 @@ class TurnFigures:
     response_bytes: int
     largest_line: int
     memory_bytes: int
+    first_token: float
+    """Seconds from the submit to the first snapshot carrying answer text."""
     status: str
 
 
@@ -134,8 +145,10 @@ def _seed(store: Any, key: Any, budget: int) -> int:
     return len(dump_json(messages).encode())
 
 
-async def _drive(app: Any, body: bytes) -> tuple[int, int, int, str]:
+async def _drive(app: Any, body: bytes) -> tuple[int, int, int, float, str]:
     """POST through the raw ASGI app; count lines and bytes, keep only the last line."""
+    started = time.monotonic()
+    first_token = 0.0
     lines = 0
     total = 0
     largest = 0
@@ -152,12 +165,14 @@ async def _drive(app: Any, body: bytes) -> tuple[int, int, int, str]:
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:
-        nonlocal lines, total, largest, last, status
+        nonlocal lines, total, largest, last, status, first_token
         if message["type"] == "http.response.start":
             status = message["status"]
             return
         chunk = message.get("body", b"")
         if chunk:
+            if lines == 1:  # the first line is the question; this one has the first text
+                first_token = time.monotonic() - started
             lines += chunk.count(b"\n")
             total += len(chunk)
             largest = max(largest, len(chunk))
@@ -176,10 +191,10 @@ async def _drive(app: Any, body: bytes) -> tuple[int, int, int, str]:
         raise RuntimeError(f"the bench turn answered {status}")
     event = json.loads(last)
     outcome = event["payload"].get("status") or event["event"]
-    return lines, total, largest, str(outcome)
+    return lines, total, largest, first_token, str(outcome)
 
 
-def measure(worst: bool, interval: float) -> TurnFigures:
+def measure(worst: bool, interval: float, pace: float = 0.0) -> TurnFigures:
     """One turn, on the fullest session the bounds allow (`worst`) or on an empty one."""
     from ..protocol.wire_json import dump_json
     from ..server.ask_app import ASK_BACKEND_ANSWER_MAX_CHARS, create_ask_app
@@ -194,7 +209,7 @@ def measure(worst: bool, interval: float) -> TurnFigures:
     app = create_ask_app(
         site,
         retriever=BenchRetriever(),
-        generator=BurstGenerator(ASK_BACKEND_ANSWER_MAX_CHARS - 100),
+        generator=PacedGenerator(ASK_BACKEND_ANSWER_MAX_CHARS - 100, pace),
     )
     mount_turn(app, counting, snapshot_interval=interval)
     session_bytes = 0
@@ -221,7 +236,7 @@ def measure(worst: bool, interval: float) -> TurnFigures:
     idle = _rss("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")
     started = time.monotonic()
-    lines, total, largest, outcome = asyncio.run(_drive(app, body))
+    lines, total, largest, first_token, outcome = asyncio.run(_drive(app, body))
     duration = time.monotonic() - started
     peak = _rss("VmHWM")
     store.close()
@@ -233,62 +248,56 @@ def measure(worst: bool, interval: float) -> TurnFigures:
         response_bytes=total,
         largest_line=largest,
         memory_bytes=max(0, peak - idle),
+        first_token=first_token,
         status=outcome,
     )
 
 
-def worst_session_figures(interval: float) -> dict[str, Any]:
-    """The empty-session baseline first, then the worst session, in this process."""
-    empty = measure(False, interval)
-    worst = measure(True, interval)
-    return {"interval": interval, "empty": empty, "worst": worst}
+def worst_session_figures(interval: float, paces: tuple[float, ...] = PACES) -> dict[str, Any]:
+    """For each pace, the empty-session baseline, then the worst session, in this process."""
+    runs = {pace: {"empty": measure(False, interval, pace)} for pace in paces}
+    for pace in paces:
+        runs[pace]["worst"] = measure(True, interval, pace)
+    return {"interval": interval, "runs": runs}
+
+
+def _pace_name(pace: float) -> str:
+    return "burst" if pace == 0 else f"{pace * 1000:.0f} ms/token"
 
 
 def format_worst(figures: dict[str, Any]) -> str:
     interval = figures["interval"]
-    empty: TurnFigures = figures["empty"]
-    worst: TurnFigures = figures["worst"]
-    snapshot_goal = worst.duration / interval + 2
     mb = 1024 * 1024
-
-    def verdict(ok: bool) -> str:
-        return "ok" if ok else "OVER GOAL"
-
-    rows = [
-        ("stored session before", f"{empty.session_bytes:,} B", f"{worst.session_bytes:,} B", ""),
-        ("turn duration", f"{empty.duration:.3f} s", f"{worst.duration:.3f} s", ""),
-        (
-            "saves (snapshots + first)",
-            f"{empty.saves}",
-            f"{worst.saves}",
-            f"goal <= {snapshot_goal:.0f} (duration / {interval * 1000:.0f} ms + 2): "
-            + verdict(worst.saves <= snapshot_goal),
-        ),
-        ("lines sent", f"{empty.lines}", f"{worst.lines}", ""),
-        (
-            "response",
-            f"{empty.response_bytes / mb:.2f} MB",
-            f"{worst.response_bytes / mb:.2f} MB",
-            "goal <= 16 MB: " + verdict(worst.response_bytes <= RESPONSE_GOAL_BYTES),
-        ),
-        ("largest line", f"{empty.largest_line:,} B", f"{worst.largest_line:,} B", ""),
-        (
-            "server RSS peak - idle",
-            f"{empty.memory_bytes / mb:.1f} MB",
-            f"{worst.memory_bytes / mb:.1f} MB",
-            "goal <= 64 MB: " + verdict(worst.memory_bytes <= MEMORY_GOAL_BYTES),
-        ),
-        ("final status", empty.status, worst.status, ""),
-    ]
     out = [
-        f"turn, worst session the bounds allow vs empty session ({DELTAS} deltas at once,"
-        f" a {figures.get('input_chars', 16384)}-char question, snapshot interval"
-        f" {interval * 1000:.0f} ms, real SQLite store, in process):",
-        f"  {'':<28}{'empty session':>16}{'worst session':>16}",
+        f"turn, worst session the bounds allow vs empty session ({DELTAS} deltas, a"
+        f" {figures.get('input_chars', 16384)}-char question, snapshot interval >="
+        f" {interval * 1000:.0f} ms, real SQLite store, in process; goals: response <= 16 MB,"
+        " RSS peak - idle <= 64 MB):",
+        f"  {'generator':<14}{'session':<9}{'duration':>10}{'saves':>7}{'lines':>7}"
+        f"{'response':>11}{'largest line':>14}{'RSS+':>9}{'first token':>13}  status",
     ]
-    for name, a, b, note in rows:
-        out.append(f"  {name:<28}{a:>16}{b:>16}  {note}".rstrip())
+    for pace, pair in figures["runs"].items():
+        for name in ("empty", "worst"):
+            row: TurnFigures = pair[name]
+            ok = row.response_bytes <= RESPONSE_GOAL_BYTES and row.memory_bytes <= MEMORY_GOAL_BYTES
+            out.append(
+                f"  {_pace_name(pace):<14}{name:<9}{row.duration:>8.2f} s{row.saves:>7}"
+                f"{row.lines:>7}{row.response_bytes / mb:>8.2f} MB{row.largest_line:>14,}"
+                f"{row.memory_bytes / mb:>6.1f} MB{row.first_token * 1000:>10.0f} ms"
+                f"  {row.status}{'' if ok else '  OVER GOAL'}"
+            )
     return "\n".join(out)
+
+
+def worst_json(figures: dict[str, Any]) -> dict[str, Any]:
+    """The figures as JSON-ready data (`--json`)."""
+    return {
+        "interval": figures["interval"],
+        "runs": {
+            _pace_name(pace): {name: asdict(row) for name, row in pair.items()}
+            for pace, pair in figures["runs"].items()
+        },
+    }
 
 
 def main() -> int:
@@ -303,4 +312,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["format_worst", "measure", "worst_session_figures"]
+__all__ = ["format_worst", "measure", "worst_json", "worst_session_figures"]

@@ -460,7 +460,7 @@ class AskEndpoint:
     ) -> _Plan:
         principal = await self.admit_head(scope, headers)
         self._take_slot(principal.rate_key, admission)
-        self.take_rate_token(principal)
+        await self.take_rate_token(principal)
         body = await self.read_body(receive, headers)
         admission.body_read = True
         question = self._parse(body)
@@ -489,9 +489,10 @@ class AskEndpoint:
         self._check_hints(query)
         return principal
 
-    def take_rate_token(self, principal: Principal) -> None:
-        """Step 5's bucket: one token per request, Ask and feedback alike (429 when empty)."""
-        decision = self.rate_limiter.take(principal.rate_key)
+    async def take_rate_token(self, principal: Principal) -> None:
+        """Step 5's bucket: one token per request, Ask and feedback alike (429 when empty);
+        awaited, so a slow shared limiter never blocks the loop."""
+        decision = await self.rate_limiter.take_async(principal.rate_key)
         if not decision.allowed:
             raise _rate_limited("rate", decision.retry_after_seconds)
 
@@ -521,7 +522,7 @@ class AskEndpoint:
         # Checked before the hook runs: once an address has spent its failures,
         # even a right credential is refused, so a guess cannot be confirmed.
         address = client_rate_key(client_host)
-        failures = self.auth_failures.peek(address)
+        failures = await self.auth_failures.peek_async(address)
         if not failures.allowed:
             raise _rate_limited("auth_rate", failures.retry_after_seconds)
         head = RequestHead(
@@ -536,7 +537,7 @@ class AskEndpoint:
         except Exception as error:
             raise _Reject(500, "ASK_INTERNAL", "internal", retryable=True) from error
         if principal is None:
-            self.auth_failures.take(address)
+            await self.auth_failures.take_async(address)
             raise _Reject(
                 401, "ASK_UNAUTHORIZED", "unauthorized", headers={"www-authenticate": "Bearer"}
             )

@@ -91,6 +91,7 @@ from .turn_session_port import (
     TURN_STORE_MAX_SESSIONS_TOTAL,
     TurnSessionKey,
     TurnSessionStorePort,
+    client_share,
     is_postgres_url,
     redacted,
 )
@@ -212,13 +213,14 @@ def _limiters(config: AskServeConfig) -> tuple[RateLimiter, RateLimiter]:
         try:
             client = redis_client(config.rate_limit)
         except ValueError as error:
-            raise StartupError(f"--rate-limit: {error}") from error
+            raise StartupError(f"--rate-limit {redacted(config.rate_limit)}: {error}") from error
         return (
             RedisRateLimiter(client, "ask", config.rate_capacity, config.rate_refill),
             RedisRateLimiter(client, "auth", AUTH_FAILURE_CAPACITY, AUTH_FAILURE_REFILL_PER_SECOND),
         )
     raise StartupError(
-        f"Unknown --rate-limit {config.rate_limit!r} (memory, or a redis:// or rediss:// URL)."
+        f"Unknown --rate-limit {redacted(config.rate_limit)!r}"
+        " (memory, or a redis:// or rediss:// URL)."
     )
 
 
@@ -226,7 +228,9 @@ def _turn_store(config: AskServeConfig) -> TurnSessionStorePort:
     """The turn session store: SQLite (`--sessions-db`) by default, or shared PostgreSQL."""
     bounds: dict[str, Any] = {
         "ttl_seconds": config.session_ttl,
-        "max_sessions_per_client": config.max_sessions_per_subject,
+        "max_sessions_per_client": client_share(
+            config.max_sessions_per_subject, config.max_sessions_total
+        ),
         "max_sessions_total": config.max_sessions_total,
     }
     if config.sessions == "sqlite":
@@ -493,7 +497,7 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=SESSION_MAX_PER_SUBJECT,
         help="saved conversations kept per caller (Ask: all anonymous readers are one caller;"
-        " turns: per address or IPv6 /64)",
+        " turns: per address or IPv6 /64, at most 1/500 of --max-sessions-total)",
     )
     add(
         "--max-sessions-total",

@@ -52,7 +52,7 @@ class FeedbackEndpoint:
         body_read = False
         try:
             principal = await ask.admit_head(scope, headers)
-            ask.take_rate_token(principal)
+            await ask.take_rate_token(principal)
             body = await ask.read_body(
                 receive, headers, FEEDBACK_MAX_BODY_BYTES, "feedback_too_large"
             )

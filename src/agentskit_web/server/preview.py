@@ -33,9 +33,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .ask_app import DEFAULT_PATH, ask_route
 from .ask_serve import DEMO_PACE_SECONDS, AskServeConfig, StartupError, build_app
@@ -62,6 +65,20 @@ WIDGET_ASSETS_PATH: Final = "/_agentskit/"
 INJECT_MAX_PAGE_BYTES: Final = 8 * 1024 * 1024
 """Larger HTML files are sent as they are (no widget added): the preview reads a page whole."""
 HTML_SUFFIXES: Final = (".html", ".htm")
+PREVIEW_CSP: Final = (
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self';"
+    " frame-ancestors 'self'"
+)
+"""The Content-Security-Policy on every preview response (issue 36: it sent none).
+
+What holds for any docs site without breaking it: no fetch, XHR, WebSocket
+or beacon leaves the origin (the widget's rule, and no reader data leaves a
+local preview), no plugins, no `<base>` or form pointing elsewhere, no
+framing by another origin. Not the strict `script-src`/`style-src` of
+docs/security.md: the pages are the owner's, and themes such as MkDocs' own
+and Material run inline scripts that a strict policy would block, so the
+preview would no longer show the site as it is (`agentskit-web check` tests
+a page under the owner's real policy)."""
 _BODY_END: Final = re.compile(rb"</body\s*>", re.IGNORECASE)
 
 
@@ -117,7 +134,7 @@ def create_preview_app(config: PreviewConfig) -> Starlette:
     else:
         routes.append(Route("/", _redirect_to(source.base_path)))
         routes.append(Mount(source.base_path.rstrip("/"), app=files))
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, middleware=[Middleware(PolicyHeader)])
     app.state.ask = endpoint
     app.state.turn = turn
     app.state.source = source
@@ -133,6 +150,26 @@ def create_preview_app(config: PreviewConfig) -> Starlette:
             "(the files are not changed; add the plugin or the embed to publish it)."
         )
     return app
+
+
+class PolicyHeader:
+    """Adds `PREVIEW_CSP` to every response that does not set a policy of its own."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_policy(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("content-security-policy", PREVIEW_CSP)
+            await send(message)
+
+        await self.app(scope, receive, with_policy)
 
 
 def _redirect_to(target: str) -> Any:

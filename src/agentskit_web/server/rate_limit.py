@@ -50,17 +50,18 @@ class RateDecision:
 class RateLimiter(Protocol):
     """Token buckets keyed by client: what the Ask and turn endpoints need of a limiter.
 
-    Synchronous on purpose: the in-process table answers in microseconds, and
-    the Redis one in one loopback round trip with a short socket timeout (and
-    its own fallback), so neither needs a thread hop.
+    Asynchronous, because the endpoints call it on the event loop and a shared
+    limiter waits on the network: the Redis limiter called synchronously froze
+    the instance when Redis was slow (issue 36: Redis 200 ms away, `/healthz`
+    took 9.3 s). The in-process table answers at once.
     """
 
-    def take(self, key: str, cost: float = 1.0) -> RateDecision:
+    async def take_async(self, key: str, cost: float = 1.0) -> RateDecision:
         """Spend `cost` tokens from `key`'s bucket if it has them."""
         ...
 
-    def peek(self, key: str, cost: float = 1.0) -> RateDecision:
-        """Would `take` allow `cost` now? Spends nothing."""
+    async def peek_async(self, key: str, cost: float = 1.0) -> RateDecision:
+        """Would a take allow `cost` now? Spends nothing."""
         ...
 
     def ping(self) -> bool:
@@ -127,6 +128,14 @@ class TokenBucketLimiter:
     def peek(self, key: str, cost: float = 1.0) -> RateDecision:
         """Would `take` allow `cost` now? Spends nothing and remembers nothing new."""
         return self._check(key, cost, spend=False)
+
+    async def take_async(self, key: str, cost: float = 1.0) -> RateDecision:
+        """`take`, for the port (it never waits)."""
+        return self.take(key, cost)
+
+    async def peek_async(self, key: str, cost: float = 1.0) -> RateDecision:
+        """`peek`, for the port (it never waits)."""
+        return self.peek(key, cost)
 
     def _check(self, key: str, cost: float, *, spend: bool) -> RateDecision:
         now = self._clock()

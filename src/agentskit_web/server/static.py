@@ -30,7 +30,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, Final, Self
@@ -110,11 +110,36 @@ def accepted_encodings(header: str) -> set[str]:
     return accepted
 
 
-def negotiate(path: str, accept_encoding: str) -> tuple[str, str | None, bool]:
-    """(file to send, its Content-Encoding or None, whether variants exist for `Vary`)."""
+def is_inside(path: str, roots: Sequence[str | os.PathLike[str]]) -> bool:
+    """Whether `path`, symlinks resolved, lies in one of `roots` (resolved too).
+
+    The same rule Starlette's `StaticFiles` applies to the file asked for; a
+    compressed copy beside it must pass it too, or a `site/x.gz` symlink to
+    `/etc/passwd` is sent to any client that accepts gzip.
+    """
+    real = os.path.realpath(path)
+    for root in roots:
+        base = os.path.realpath(root)
+        if os.path.commonpath([real, base]) == base:
+            return True
+    return False
+
+
+def negotiate(
+    path: str, accept_encoding: str, roots: Sequence[str | os.PathLike[str]]
+) -> tuple[str, str | None, bool]:
+    """(file to send, its Content-Encoding or None, whether variants exist for `Vary`).
+
+    Only copies that are regular files inside `roots` (the served folders)
+    count; one that leads outside is ignored as if it were absent.
+    """
     accepted = accepted_encodings(accept_encoding)
     variants = [(coding, path + suffix) for coding, suffix in ENCODINGS]
-    present = [(coding, file) for coding, file in variants if os.path.isfile(file)]
+    present = [
+        (coding, file)
+        for coding, file in variants
+        if os.path.isfile(file) and is_inside(file, roots)
+    ]
     for coding, file in present:
         if coding in accepted or (coding == "gzip" and "*" in accepted):
             return file, coding, True
@@ -149,7 +174,9 @@ class SiteFiles(StaticFiles):
         request = Headers(scope=scope)
         path = str(full_path)
         headers = static_headers(path)
-        served, coding, has_variants = negotiate(path, request.get("accept-encoding", ""))
+        served, coding, has_variants = negotiate(
+            path, request.get("accept-encoding", ""), self.all_directories
+        )
         response = FileResponse(
             served,
             status_code=status_code,

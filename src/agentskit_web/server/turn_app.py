@@ -55,7 +55,7 @@ from .turn_errors import (
     REQUEST_METHOD_NOT_ALLOWED,
     REQUEST_UNSUPPORTED_MEDIA_TYPE,
 )
-from .turn_limits import TURN_SESSION_MAX_BYTES, RunningTurns
+from .turn_limits import TURN_RESPONSE_MAX_BYTES, TURN_SESSION_MAX_BYTES, RunningTurns
 from .turn_requests import (
     ANONYMOUS_SESSION_ID_MIN_CHARS,
     SERVER_OVERLOADED,
@@ -98,8 +98,14 @@ class TurnEndpoint:
         running: RunningTurns | None = None,
         session_max_bytes: int = TURN_SESSION_MAX_BYTES,
         instance_id: str | None = None,
+        response_max_bytes: int = TURN_RESPONSE_MAX_BYTES,
     ) -> None:
-        if lease_seconds <= 0 or snapshot_interval < 0 or session_max_bytes < 1:
+        if (
+            lease_seconds <= 0
+            or snapshot_interval < 0
+            or session_max_bytes < 1
+            or response_max_bytes < 1
+        ):
             raise ValueError(
                 "The lease and session bound must be positive and the snapshot interval >= 0."
             )
@@ -114,6 +120,7 @@ class TurnEndpoint:
             running=self.running,
             session_max_bytes=session_max_bytes,
             instance_id=(instance_id or default_instance_id())[:LEASE_HOLDER_MAX_CHARS],
+            response_max_bytes=response_max_bytes,
         )
 
     @property
@@ -211,7 +218,7 @@ class TurnEndpoint:
         principal = await self._authenticate(scope, headers)
         try:
             self.ask._take_slot(principal.rate_key, admission)
-            decision = self.ask.rate_limiter.take(principal.rate_key)
+            decision = await self.ask.rate_limiter.take_async(principal.rate_key)
             if not decision.allowed:
                 raise _Reject(
                     429,
@@ -272,7 +279,7 @@ def mount_turn(
 ) -> TurnEndpoint:
     """Add the turn routes to an app built by `create_ask_app` (reachable as `app.state.turn`).
 
-    `options` are `lease_seconds` and `snapshot_interval`.
+    `options` are `lease_seconds`, `snapshot_interval` and `response_max_bytes`.
     """
     if not path.startswith("/"):
         raise ValueError("The turn path must start with /.")

@@ -8,8 +8,9 @@ client key (the rate limiter's key) and in total, from admission until the
 turn's last save.
 
 The byte bound on a session bounds every snapshot, and the snapshot clock
-(`turn_app._coalesce`) bounds how many snapshots one turn writes, so one turn's
-response and memory are bounded whatever the session holds.
+(`turn_runner._coalesce`) spreads `TURN_RESPONSE_MAX_BYTES` over the turn's
+time bound, so one turn's response and memory are bounded whatever the session
+holds and however fast the model streams.
 """
 
 import collections
@@ -30,6 +31,19 @@ TURN_SESSION_MAX_BYTES: Final = 512 * 1024
 Checked with the new question in place, before anything is saved; the answer
 then adds at most one bounded answer, so a stored session stays under this
 plus one question and one answer, and so does every snapshot of it."""
+TURN_RESPONSE_MAX_BYTES: Final = 16 * 1024 * 1024
+"""One turn's response, all its lines, at most: the snapshot clock spreads it over the turn.
+
+Split into the streaming budget (the first line and the streaming snapshots)
+and the rest for the lines that end the turn (`TURN_STREAMING_SHARE`)."""
+TURN_STREAMING_SHARE: Final = 0.75
+"""The share of `TURN_RESPONSE_MAX_BYTES` the first line and streaming snapshots may use.
+
+The rest (4 MiB) is kept for the final snapshot and a closing diagnostic. A
+snapshot holds at most the session (`TURN_SESSION_MAX_BYTES`) and one answer
+(262,144 bytes of ordered content, at most twice that once escaped again
+inside the snapshot's JSON): about 1.1 MB, so 4 MiB holds the final snapshot,
+an interrupted one and a diagnostic with room to spare."""
 TURN_MAX_RUNNING_PER_CLIENT: Final = ASK_MAX_STREAMS_PER_CLIENT
 """Turns one client key may have running at once, attached to a response or not (429)."""
 TURN_MAX_RUNNING_TOTAL: Final = 64
@@ -136,7 +150,9 @@ __all__ = [
     "TURN_INPUT_MAX_CHARS",
     "TURN_MAX_RUNNING_PER_CLIENT",
     "TURN_MAX_RUNNING_TOTAL",
+    "TURN_RESPONSE_MAX_BYTES",
     "TURN_SESSION_MAX_BYTES",
+    "TURN_STREAMING_SHARE",
     "RunningRefusal",
     "RunningTurns",
     "estimated_bits",

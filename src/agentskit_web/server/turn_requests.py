@@ -60,6 +60,13 @@ SESSION_TOO_LARGE: Final = TurnErrorSpec(
 SERVER_OVERLOADED: Final = TurnErrorSpec(
     503, "SERVER_OVERLOADED", "The server is busy; try again shortly.", True
 )
+STORE_FULL: Final = TurnErrorSpec(
+    503,
+    "SERVER_OVERLOADED",
+    "The server cannot keep more conversations until older ones expire; try again later.",
+    True,
+)
+"""A new session when the store is full: `Retry-After` says when the oldest one expires."""
 BAD_LINEAGE: Final = TurnErrorSpec(
     400,
     "REQUEST_INVALID_EVENT",

@@ -60,7 +60,7 @@ async def admit_resume(
     if scope["method"] != "GET":
         raise TurnReject.of(GET_NOT_ALLOWED, allow="GET")
     principal = await authenticate(scope, headers)
-    decision = runner.ask.rate_limiter.take(principal.rate_key)
+    decision = await runner.ask.rate_limiter.take_async(principal.rate_key)
     if not decision.allowed:
         raise from_ask(
             _Reject(
@@ -103,8 +103,9 @@ async def follow_stored(
     """Stream the snapshots another instance saves for this session, until the turn ends.
 
     The store is read every `TURN_REMOTE_POLL_SECONDS`; each newer snapshot
-    is sent. The follow ends when the turn ends, when its lease expires (the
-    turn is then ended as interrupted here, and that snapshot sent), when this
+    is sent, except lease renewals (`_news`). The follow ends when the turn
+    ends, when its lease expires (the turn is then ended as interrupted here,
+    and that snapshot sent), when this
     instance starts running the session, when the store fails, or at the
     turn's own bound (the site's request timeout plus one lease); the client
     resumes again if the turn is still running then. So a reader whose
@@ -138,7 +139,7 @@ async def follow_stored(
                     break
                 if runner.lease_expired(latest):
                     latest = await _settled(runner, resume.key, latest)
-                if latest.cursor != row.cursor:
+                if latest.cursor != row.cursor and _news(row, latest):
                     await _send_line(send, latest.last_snapshot)
                 row = latest
         except (TurnReject, OSError):
@@ -148,6 +149,16 @@ async def follow_stored(
     if not gone:
         with contextlib.suppress(OSError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _news(sent: TurnSessionRow, latest: TurnSessionRow) -> bool:
+    """Whether a newer save says something the reader has not seen.
+
+    A lease renewal saves the same messages under a new cursor; sending it
+    would repeat the whole session every few seconds (the running instance
+    does not send it either).
+    """
+    return latest.envelope.active_turn is None or latest.messages != sent.messages
 
 
 async def send_latest(resume: Resume, send: Send, cors: Mapping[str, str]) -> None:

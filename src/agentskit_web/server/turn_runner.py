@@ -54,11 +54,14 @@ from .turn_errors import (
     SESSION_CONFLICT,
     TurnErrorSpec,
 )
-from .turn_limits import TURN_BUSY_RETRY_AFTER_SECONDS, RunningTurns
+from .turn_limits import (
+    TURN_STREAMING_SHARE,
+    RunningTurns,
+)
 from .turn_requests import (
     BAD_LINEAGE,
-    SERVER_OVERLOADED,
     SESSION_TOO_LARGE,
+    STORE_FULL,
     TURN_ID_USED,
     Reservation,
     Submit,
@@ -137,10 +140,13 @@ class TurnRun:
     done: bool = False
     _changed: anyio.Event = field(default_factory=anyio.Event)
 
-    def push(self, line: str) -> None:
-        self.lines.append((line + "\n").encode())
+    def push(self, line: str) -> int:
+        """Send `line` to the followers; its size on the wire, in bytes."""
+        data = (line + "\n").encode()
+        self.lines.append(data)
         self.count += 1
         self._signal()
+        return len(data)
 
     def finish(self) -> None:
         self.done = True
@@ -187,6 +193,12 @@ class TurnState:
     """When the last save ended (monotonic): the lease is renewed when none came for a while."""
     commit_lock: anyio.Lock = field(default_factory=anyio.Lock)
     """The coalescer and the lease renewal both save: one compare-and-set at a time."""
+    sent_bytes: int = 0
+    """Bytes of the lines sent so far (the first one and the streaming snapshots)."""
+    line_bytes: int = 0
+    """Bytes of the last snapshot sent: the snapshot clock waits in proportion to it."""
+    over_budget: bool = False
+    """The streaming budget is spent: the rest of the answer waits for the final snapshot."""
 
     @property
     def cursor(self) -> int:
@@ -209,8 +221,13 @@ class TurnRunner:
         running: RunningTurns,
         session_max_bytes: int,
         instance_id: str,
+        response_max_bytes: int,
     ) -> None:
         self.ask = ask
+        self.streaming_budget = int(response_max_bytes * TURN_STREAMING_SHARE)
+        """Bytes the first line and the streaming snapshots may take; the rest ends the turn."""
+        self.byte_rate = self.streaming_budget / ask.site.request_timeout
+        """Bytes per second that spread the streaming budget over the turn's time bound."""
         self.store = store
         self.lease_seconds = lease_seconds
         self.snapshot_interval = snapshot_interval
@@ -352,10 +369,8 @@ class TurnRunner:
             saved = await self.save(
                 key, envelope, state.messages(), line, row.cursor if row else None
             )
-        except StoreFull:
-            raise TurnReject.of(
-                SERVER_OVERLOADED, **{"retry-after": str(TURN_BUSY_RETRY_AFTER_SECONDS)}
-            ) from None
+        except StoreFull as full:
+            raise TurnReject.of(STORE_FULL, **{"retry-after": str(full.retry_after)}) from None
         except (PersistenceError, ValueError) as error:
             _log_failure("the first save failed", key.session_id, turn_id, error)
             raise TurnReject.of(SERVER_INTERNAL) from None
@@ -363,7 +378,7 @@ class TurnRunner:
             raise TurnReject.of(SESSION_CONFLICT)
         run = TurnRun(key, client=reservation.client or "")
         reservation.client = None  # the run releases it when the turn ends
-        run.push(line)
+        state.sent_bytes = state.line_bytes = run.push(line)
         self.runs[key] = run
         task = asyncio.get_running_loop().create_task(self._run(state, run))
         self.tasks.add(task)
@@ -475,24 +490,41 @@ class TurnRunner:
         status: str,
         error: Any = None,
         outcome: str = "completed",
+        *,
+        send: bool = True,
+        budget: int | None = None,
     ) -> bool:
         """Save the next state with a compare-and-set, then send it; False when the CAS lost.
 
         One commit at a time per turn (the coalescer and the lease renewal both
         commit), and shielded from cancellation: a save that reached the store
         is always recorded in `state`, so the shutdown's final commit never
-        loses its compare-and-set to the turn's own last save.
+        loses its compare-and-set to the turn's own last save. A lease renewal
+        saves without sending (`send=False`): it changes nothing a reader sees,
+        and sending it cost a whole session every few seconds. With `budget`,
+        a snapshot that would take the bytes sent past it is neither saved nor
+        sent, and `state.over_budget` says so.
         """
         saved = False
         async with state.commit_lock:
             if status == "streaming" and _ended(state):
                 return True  # a renewal that came after the final save: nothing to renew
             with anyio.CancelScope(shield=True):
-                saved = await self._commit_now(state, run, status, error, outcome)
+                saved = await self._commit_now(
+                    state, run, status, error, outcome, send=send, budget=budget
+                )
         return saved
 
     async def _commit_now(
-        self, state: TurnState, run: TurnRun, status: str, error: Any, outcome: str
+        self,
+        state: TurnState,
+        run: TurnRun,
+        status: str,
+        error: Any,
+        outcome: str,
+        *,
+        send: bool,
+        budget: int | None,
     ) -> bool:
         expected = state.cursor
         envelope = dict(state.envelope)
@@ -506,6 +538,10 @@ class TurnRunner:
         previous = state.envelope
         state.envelope = envelope
         line = self._state_line(state, status, error)
+        if budget is not None and state.sent_bytes + len(line.encode()) + 1 > budget:
+            state.envelope = previous
+            state.over_budget = True
+            return True
         started = self.ask.clock.monotonic()
         saved = await self.save(state.key, envelope, state.messages(), line, expected)
         state.saved_at = self.ask.clock.monotonic()
@@ -513,7 +549,9 @@ class TurnRunner:
         if not saved:
             state.envelope = previous
             return False
-        run.push(line)
+        if send:
+            state.line_bytes = run.push(line)
+            state.sent_bytes += state.line_bytes
         return True
 
     async def _run(self, state: TurnState, run: TurnRun) -> None:
@@ -564,7 +602,7 @@ class TurnRunner:
                     if idle < every:
                         await anyio.sleep(every - idle)
                         continue
-                    if not await self._commit(state, run, "streaming"):
+                    if not await self._commit(state, run, "streaming", send=False):
                         lost = True
                         group.cancel_scope.cancel()
                         return
@@ -694,17 +732,21 @@ class TurnRunner:
     async def _coalesce(self, state: TurnState, run: TurnRun, receiver: Any) -> bool | None:
         """Deltas into snapshots on a clock; see `_generate`.
 
-        The interval is counted from the end of the last save and is at least
-        as long as that save took, so there is at most one snapshot per
-        `snapshot_interval` whatever a save costs, and saving never takes more
-        than about half of a turn's time however large the session is (with
-        the interval counted from the save's start, a save slower than the
-        interval made every queued delta its own snapshot).
+        The interval is counted from the end of the last save and is the
+        longest of: `snapshot_interval`; the last save's duration, so saving
+        never takes more than about half of a turn's time however large the
+        session is; and the last snapshot's size over `byte_rate`, so the
+        bytes sent grow at most at that rate whatever the model's pace (one
+        full snapshot per token of a model streaming every 20 ms sent 170 MB
+        on the largest session). The streaming budget is a hard stop besides:
+        past it the text waits for the final snapshot.
         """
         last_flush = -math.inf
         held = False  # past the record budget: text waits for the end, no timer needed
         while True:
-            interval = max(self.snapshot_interval, state.save_seconds)
+            interval = max(
+                self.snapshot_interval, state.save_seconds, state.line_bytes / self.byte_rate
+            )
             wait = None
             if state.pending and not held:
                 wait = max(0.0, interval - (self.ask.clock.monotonic() - last_flush))
@@ -726,9 +768,12 @@ class TurnRunner:
             if not self._flush_text(state, final=False):
                 held = bool(state.pending)
                 continue
-            if not await self._commit(state, run, "streaming"):
+            if state.over_budget:
+                continue  # the records are kept; the final snapshot sends them
+            if not await self._commit(state, run, "streaming", budget=self.streaming_budget):
                 return None
-            last_flush = self.ask.clock.monotonic()
+            if not state.over_budget:
+                last_flush = self.ask.clock.monotonic()
 
     @staticmethod
     def _flush_text(state: TurnState, *, final: bool) -> bool:

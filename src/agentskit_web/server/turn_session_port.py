@@ -36,6 +36,8 @@ Both stores read time from the same `clock` (the instance's wall clock, as
 the lease's `expiresAt` does), so the suite can drive TTLs with a fake clock.
 """
 
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -49,12 +51,38 @@ from .persistence import PersistenceError
 
 TURN_STORE_MAX_SESSIONS_TOTAL: Final = 50_000
 """Server policy: sessions one turn store keeps over all clients; past it new ones are refused."""
+TURN_STORE_MIN_CLIENTS_TO_FILL: Final = 500
+"""Server policy: a client's share of the store is at most this fraction of it (1/500).
+
+With the Ask store's per-subject cap (10,000) five addresses filled the
+50,000 sessions, and every other reader was refused for up to the TTL (30
+days). At 1/500 (100 sessions an address by default) filling the store takes
+500 addresses, or IPv6 /64s; the cost is that a crowd behind one address (an
+office NAT) keeps only its 100 most recent conversations: the 101st replaces
+that address's oldest, it is never refused."""
+TURN_STORE_MAX_SESSIONS_PER_CLIENT: Final = (
+    TURN_STORE_MAX_SESSIONS_TOTAL // TURN_STORE_MIN_CLIENTS_TO_FILL
+)
+"""Sessions one client key keeps by default (100); past it its oldest is replaced."""
 LEASE_HOLDER_MAX_CHARS: Final = 128
 """An instance id is at most this long (it is stored with every leased session)."""
 
 
 class StoreFull(PersistenceError):
-    """The store holds `max_sessions_total` live sessions: a new one is refused, none evicted."""
+    """The store holds `max_sessions_total` live sessions: a new one is refused, none evicted.
+
+    `retry_after` is when room appears for sure: the seconds until the oldest
+    session expires (nothing else frees a row for someone new), at least 1.
+    """
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("The turn session store is full.")
+        self.retry_after = max(1, math.ceil(retry_after))
+
+
+def client_share(per_client: int, total: int) -> int:
+    """The per-client cap a store applies: at most 1/`TURN_STORE_MIN_CLIENTS_TO_FILL` of it."""
+    return max(1, min(per_client, total // TURN_STORE_MIN_CLIENTS_TO_FILL))
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,19 +221,39 @@ def is_postgres_url(spec: str) -> bool:
     return spec.startswith(POSTGRES_SCHEMES)
 
 
+SECRET_QUERY_KEY: Final = re.compile(r"pass|secret|token|key", re.IGNORECASE)
+"""Query parameters whose values a message never shows: `password`, `sslpassword`,
+`sslkey` paths, tokens (libpq and redis-py both take credentials as parameters)."""
+
+
 def redacted(url: str) -> str:
-    """A connection URL without its password, for messages and logs."""
-    from urllib.parse import urlsplit, urlunsplit
+    """A connection URL without its secrets, for messages and logs.
+
+    The password of `user:password@`, and the value of every query parameter
+    whose name says it holds a secret (`?password=`, which libpq accepts as
+    well as the userinfo; the start-up error printed it, issue 36).
+    """
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
     except ValueError:
         return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+    head, mark, rest = url.partition("?")
+    if parts.password is not None:
+        netloc = parts.netloc.rsplit("@", 1)[1]
+        hidden_user = parts._replace(netloc=f"{parts.username or ''}:***@{netloc}")
+        head = urlunsplit(hidden_user._replace(query="", fragment=""))
+    elif (
+        "@" in head and parts.username is None
+    ):  # userinfo the parser did not see (`scheme:/user:pw@host`): hide it all
+        scheme, colon, after = head.partition(":")
+        head = scheme + colon + "***@" + after.rsplit("@", 1)[1]
+    if any(SECRET_QUERY_KEY.search(name) for name, _ in query):
+        hidden = [(n, "***" if SECRET_QUERY_KEY.search(n) else v) for n, v in query]
+        rest = urlencode(hidden, safe="*") + ("#" + parts.fragment if parts.fragment else "")
+    return head + mark + rest
 
 
 class BlockingStoreFacade:
@@ -250,7 +298,9 @@ class BlockingStoreFacade:
 
 __all__ = [
     "LEASE_HOLDER_MAX_CHARS",
+    "TURN_STORE_MAX_SESSIONS_PER_CLIENT",
     "TURN_STORE_MAX_SESSIONS_TOTAL",
+    "TURN_STORE_MIN_CLIENTS_TO_FILL",
     "BlockingStoreFacade",
     "PreparedWrite",
     "StoreFull",
@@ -258,6 +308,7 @@ __all__ = [
     "TurnSessionKey",
     "TurnSessionRow",
     "TurnSessionStorePort",
+    "client_share",
     "decode_row",
     "is_postgres_url",
     "prepare_write",

@@ -36,13 +36,13 @@ from typing import Any, Final
 
 from ..protocol.session import SessionSnapshot
 from .persistence import (
-    SESSION_MAX_PER_SUBJECT,
     SESSION_TTL_SECONDS,
     PersistenceError,
     check_store_bounds,
     open_database,
 )
 from .turn_session_port import (
+    TURN_STORE_MAX_SESSIONS_PER_CLIENT,
     TURN_STORE_MAX_SESSIONS_TOTAL,
     BlockingStoreFacade,
     StoreFull,
@@ -92,7 +92,7 @@ class TurnSessionStore(BlockingStoreFacade):
         database: str | Path = ":memory:",
         *,
         ttl_seconds: float = SESSION_TTL_SECONDS,
-        max_sessions_per_client: int = SESSION_MAX_PER_SUBJECT,
+        max_sessions_per_client: int = TURN_STORE_MAX_SESSIONS_PER_CLIENT,
         max_sessions_total: int = TURN_STORE_MAX_SESSIONS_TOTAL,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -218,7 +218,8 @@ class TurnSessionStore(BlockingStoreFacade):
             return
         if self._client_count(key) >= self.max_sessions_per_client:
             return
-        raise StoreFull("The turn session store is full.")
+        (oldest,) = self._db.execute("SELECT MIN(updated_at) FROM turn_sessions").fetchone()
+        raise StoreFull(float(oldest) + self.ttl_seconds - self._clock())
 
     def _client_count(self, key: TurnSessionKey) -> int:
         (count,) = self._db.execute(

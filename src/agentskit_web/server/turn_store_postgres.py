@@ -31,12 +31,12 @@ from psycopg_pool import ConnectionPool
 
 from ..protocol.session import SessionSnapshot
 from .persistence import (
-    SESSION_MAX_PER_SUBJECT,
     SESSION_TTL_SECONDS,
     PersistenceError,
     check_store_bounds,
 )
 from .turn_session_port import (
+    TURN_STORE_MAX_SESSIONS_PER_CLIENT,
     TURN_STORE_MAX_SESSIONS_TOTAL,
     BlockingStoreFacade,
     PreparedWrite,
@@ -101,7 +101,7 @@ class PostgresTurnSessionStore(BlockingStoreFacade):
         url: str,
         *,
         ttl_seconds: float = SESSION_TTL_SECONDS,
-        max_sessions_per_client: int = SESSION_MAX_PER_SUBJECT,
+        max_sessions_per_client: int = TURN_STORE_MAX_SESSIONS_PER_CLIENT,
         max_sessions_total: int = TURN_STORE_MAX_SESSIONS_TOTAL,
         clock: Callable[[], float] = time.time,
         pool_max: int = POSTGRES_POOL_MAX,
@@ -212,13 +212,14 @@ class PostgresTurnSessionStore(BlockingStoreFacade):
             db.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK_KEY,))
             db.execute("DELETE FROM turn_sessions WHERE updated_at < %s", (now - self.ttl_seconds,))
             counts = db.execute(
-                "SELECT COUNT(*), COUNT(*) FILTER (WHERE site_id = %s AND client_key = %s)"
-                " FROM turn_sessions",
+                "SELECT COUNT(*), COUNT(*) FILTER (WHERE site_id = %s AND client_key = %s),"
+                " MIN(updated_at) FROM turn_sessions",
                 (key.site_id, key.client_key),
             ).fetchone()
             total, own = (int(counts[0]), int(counts[1])) if counts else (0, 0)
             if total >= self.max_sessions_total and own < self.max_sessions_per_client:
-                raise StoreFull("The turn session store is full.")
+                assert counts is not None and counts[2] is not None  # total > 0
+                raise StoreFull(float(counts[2]) + self.ttl_seconds - now)
             # The client keeps its newest cap - 1 other sessions beside the new one (the
             # same rows as "delete its oldest excess"), and only if the insert happened.
             row = db.execute(
