@@ -223,9 +223,75 @@ async function startFromCache(report) {
 }
 
 async function installPackages(pyodide) {
+  bootStep("interpreter");
+  await yieldToPage();
   await pyodide.loadPackage(ASSETS.packages, { checkIntegrity: true });
+  bootStep("packages");
+  await importInSlices(pyodide);
+  bootStep("imported");
   return pyodide.pyimport(EMBED_MODULE);
 }
+
+// ---------------------------------------------------------------- boot in slices
+// Starting Python is a chain of synchronous steps; run back to back they make main-thread
+// tasks of hundreds of ms on a phone. Each step below ends its task (a macrotask yield) so
+// input and paint run between them (docs/design/boot-long-tasks.md has the measurements).
+
+const SLICE_BUDGET_MS = 25;
+
+// A performance mark per boot step (`agentskit:boot:<step>`): what the `boot` bench uses to
+// say which step each long task of the boot belongs to.
+function bootStep(name) {
+  performance.mark(`agentskit:boot:${name}`);
+}
+
+// Ends the current task: scheduler.yield() where there is one (it resumes ahead of other
+// queued work), else a zero-delay timeout.
+function yieldToPage() {
+  if (globalThis.scheduler?.yield) return globalThis.scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+// Pyodide's hooks around its own synchronous steps: `fsInit` runs once the wasm is
+// instantiated, before the interpreter starts; the module factory resolves once the
+// interpreter has started, before Pyodide bootstraps its Python side. Each yields.
+function slicedStart(options) {
+  return {
+    fsInit: async () => {
+      bootStep("instantiated");
+      await yieldToPage();
+    },
+    createPyodideModule: async (settings) => {
+      const { default: create } = await import(runtimeURL("pyodide.asm.mjs").href);
+      const module = await create(settings);
+      bootStep("interpreter-started");
+      await yieldToPage();
+      return module;
+    },
+    ...options,
+  };
+}
+
+// The widget's imports one module at a time (browser/boot_imports.py lists them, leaves
+// first), yielding whenever a slice has run SLICE_BUDGET_MS: one import of the embed
+// module would be one task as long as all of them.
+async function importInSlices(pyodide) {
+  const order = pyodide.pyimport(BOOT_IMPORTS_MODULE);
+  const names = order.BOOT_IMPORTS.toJs();
+  order.destroy();
+  let since = performance.now();
+  for (const name of names) {
+    if (performance.now() - since >= SLICE_BUDGET_MS) {
+      await yieldToPage();
+      since = performance.now();
+    }
+    pyodide.pyimport(name).destroy();
+  }
+  await yieldToPage(); // the mount starts a task of its own
+}
+
+const BOOT_IMPORTS_MODULE = "agentskit_web.browser.boot_imports";
+// ---------------------------------------------------------------- end of boot in slices
 
 const EMBED_MODULE = "agentskit_web.browser.embed";
 
@@ -259,10 +325,11 @@ async function startPyodide(options = {}) {
   } catch (error) {
     throw new BootError(`Could not load ${entry.href} (${error.message}).`);
   }
+  bootStep("runtime-module");
   return loadPyodide({
     indexURL: runtimeURL("").href,
     lockFileURL: runtimeURL("pyodide-lock.json").href,
-    ...options,
+    ...slicedStart(options),
   });
 }
 

@@ -877,8 +877,15 @@ async def _install_later_packages() -> None:
     try:
         names = to_js(list(INSTALLED_AFTER_READY))
         await pyodide_js.loadPackage(names, _js_object({"checkIntegrity": True}))
+        boot_step("later-packages")
     except Exception as error:  # offline without the files: answers show as plain text
         _page().console.warn(f"agentskit-ask: markdown is shown as plain text ({error})")
+
+
+def boot_step(name: str) -> None:
+    """The loader's boot step marks (`agentskit:boot:<name>`), for the work done after ready:
+    the `boot` bench attributes each long task to the step it belongs to."""
+    _page().performance.mark(f"agentskit:boot:{name}")
 
 
 def warm_up_when_idle(page: Any) -> None:
@@ -891,6 +898,7 @@ def warm_up_when_idle(page: Any) -> None:
     def warm(_deadline: Any = None) -> None:
         with contextlib.suppress(Exception):  # a warm-up failure only costs the first render
             markdown_parser()
+        boot_step("markdown-warm")
 
     idle = getattr(page, "requestIdleCallback", None)
     if idle is None:
@@ -914,6 +922,7 @@ def warm_static_answers(page: Any, host: Any, adapter: Any) -> None:
     async def warm_and_say() -> None:
         if await adapter.warm(wanted):
             host.setAttribute("data-index", "ready")  # tests and the bench wait on it
+        boot_step("static-warm")
 
     def warm(_deadline: Any = None) -> None:
         spawn(warm_and_say())
