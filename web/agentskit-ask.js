@@ -265,29 +265,52 @@ function slicedStart(options) {
       const { default: create } = await import(runtimeURL("pyodide.asm.mjs").href);
       const module = await create(settings);
       bootStep("interpreter-started");
-      await yieldToPage();
+      await importBootstrapModules(settings.API);
       return module;
     },
     ...options,
   };
 }
 
-// The widget's imports one module at a time (browser/boot_imports.py lists them, leaves
-// first), yielding whenever a slice has run SLICE_BUDGET_MS: one import of the embed
-// module would be one task as long as all of them.
-async function importInSlices(pyodide) {
-  const order = pyodide.pyimport(BOOT_IMPORTS_MODULE);
-  const names = order.BOOT_IMPORTS.toJs();
-  order.destroy();
+// Pyodide's bootstrap (`finalizeBootstrap`, one synchronous call of hundreds of ms) imports
+// its own Python core, then `pyodide`, whose package loader and event loop import much of
+// the standard library. Imported here first, in slices, it finds them loaded. `rawRun` is
+// Pyodide's internal runner (PyRun_SimpleString, not a JS eval); where a version lacks it,
+// or an import fails, the bootstrap imports them itself as before. `__import__(…)` binds no
+// name in __main__. Only modules that need nothing the bootstrap sets up later (the `js`
+// module) are listed.
+const BOOTSTRAP_IMPORTS = [
+  "_pyodide._core_docs", "_pyodide._base", "_pyodide._importhook", "_pyodide_core", "importlib",
+  "typing", "inspect", "asyncio", "json", "pathlib", "shutil", "zipfile", "tarfile",
+];
+
+async function importBootstrapModules(api) {
+  if (typeof api?.rawRun !== "function") return;
+  await inSlices(BOOTSTRAP_IMPORTS.map((name) => () => api.rawRun(`__import__("${name}")`)));
+}
+
+// Runs the steps in order, ending the task whenever a slice has run SLICE_BUDGET_MS, and
+// once after the last, so what follows starts a task of its own.
+async function inSlices(steps) {
+  await yieldToPage();
   let since = performance.now();
-  for (const name of names) {
+  for (const step of steps) {
     if (performance.now() - since >= SLICE_BUDGET_MS) {
       await yieldToPage();
       since = performance.now();
     }
-    pyodide.pyimport(name).destroy();
+    step();
   }
-  await yieldToPage(); // the mount starts a task of its own
+  await yieldToPage();
+}
+
+// The widget's imports one module at a time (browser/boot_imports.py lists them, leaves
+// first): one import of the embed module would be one task as long as all of them.
+async function importInSlices(pyodide) {
+  const order = pyodide.pyimport(BOOT_IMPORTS_MODULE);
+  const names = order.BOOT_IMPORTS.toJs();
+  order.destroy();
+  await inSlices(names.map((name) => () => pyodide.pyimport(name).destroy()));
 }
 
 const BOOT_IMPORTS_MODULE = "agentskit_web.browser.boot_imports";
