@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 from agentskit_web.browser.boot_imports import BOOT_IMPORTS, MARKDOWN_IMPORTS
-
 from test_deferred_imports import DEFERRED
 
 EMBED = "agentskit_web.browser.embed"
