@@ -103,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, (text, command) in SECTIONS.items():
         section = sections.add_parser(name, help=text)
         section.add_argument("--runs", type=int, default=5, help="runs per measure (>= 5)")
+        section.add_argument(
+            "--smoke",
+            action="store_true",
+            help="one run with the smallest inputs: shows the section still runs "
+            "(`make bench-smoke`, part of `make test`); its figures are not judged",
+        )
         section.add_argument("--dist", type=Path, default=None)
         section.add_argument("--no-build", action="store_true", help="use dist/ as it is")
         section.add_argument("--json", type=Path, default=None, help="also write results here")
@@ -163,10 +169,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.smoke:
+        args.runs = 1
     if args.section == "boot":  # sub-figures follow --runs down: `--runs 1` is a quick smoke
         for name in ("tasks_runs", "first_answer_runs", "pyscript_runs", "snapshot_runs"):
-            if getattr(args, name) is None:
-                setattr(args, name, min(SUB_FIGURE_RUNS, args.runs))
+            value = getattr(args, name)
+            setattr(args, name, min(SUB_FIGURE_RUNS if value is None else value, args.runs))
     return int(args.command(args))
 
 

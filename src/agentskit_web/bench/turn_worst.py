@@ -54,18 +54,18 @@ class BurstGenerator:
 
 
 class CountingStore:
-    """Wraps a real `TurnSessionStore`, counting saves."""
+    """Wraps a real `TurnSessionStore`, counting saves; everything else is the store's own."""
 
     def __init__(self, store: Any) -> None:
         self.inner = store
         self.saves = 0
 
-    async def load(self, key: Any) -> Any:
-        return await self.inner.load(key)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
-    async def save(self, *args: Any) -> bool:
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
         self.saves += 1
-        saved: bool = await self.inner.save(*args)
+        saved: bool = await self.inner.save(*args, **kwargs)
         return saved
 
 
@@ -78,6 +78,7 @@ class TurnFigures:
     response_bytes: int
     largest_line: int
     memory_bytes: int
+    status: str
     status: str
 
 
