@@ -174,7 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.section == "boot":  # sub-figures follow --runs down: `--runs 1` is a quick smoke
         for name in ("tasks_runs", "first_answer_runs", "pyscript_runs", "snapshot_runs"):
             value = getattr(args, name)
-            setattr(args, name, min(SUB_FIGURE_RUNS if value is None else value, args.runs))
+            if value is None:
+                setattr(args, name, min(SUB_FIGURE_RUNS, args.runs))
+            elif args.smoke:
+                setattr(args, name, min(value, 1))
     return int(args.command(args))
 
 
