@@ -305,12 +305,18 @@ async function inSlices(steps) {
 }
 
 // The widget's imports one module at a time (browser/boot_imports.py lists them, leaves
-// first): one import of the embed module would be one task as long as all of them.
+// first): one import of the embed module would be one task as long as all of them. The
+// list is a hint: a name that fails here fails again, and is reported, in the embed's import.
 async function importInSlices(pyodide) {
   const order = pyodide.pyimport(BOOT_IMPORTS_MODULE);
   const names = order.BOOT_IMPORTS.toJs();
   order.destroy();
-  await inSlices(names.map((name) => () => pyodide.pyimport(name).destroy()));
+  const tryImport = (name) => () => {
+    try {
+      pyodide.pyimport(name).destroy();
+    } catch {}
+  };
+  await inSlices(names.map(tryImport));
 }
 
 const BOOT_IMPORTS_MODULE = "agentskit_web.browser.boot_imports";

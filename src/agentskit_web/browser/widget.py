@@ -934,7 +934,6 @@ def warm_static_answers(page: Any, host: Any, adapter: Any) -> None:
     async def warm_and_say() -> None:
         if await adapter.warm(wanted):
             host.setAttribute("data-index", "ready")  # tests and the bench wait on it
-        boot_step("static-warm")
 
     def warm(_deadline: Any = None) -> None:
         spawn(warm_and_say())
