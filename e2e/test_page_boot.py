@@ -242,3 +242,34 @@ def test_a_later_boot_that_finds_a_file_gone_retries_the_full_way_and_names_it(
     page.unroute(missing)
     page.locator("agentskit-ask .ak-retry").click()
     wait_for_state(page, "ready")
+
+
+# Counts the frames the page paints (requestAnimationFrame) from intent until ready.
+FRAMES_UNTIL_READY = """() => {
+  window.__akFrames = [];
+  const frame = (time) => {
+    window.__akFrames.push(performance.now());
+    if (document.querySelector("agentskit-ask")?.dataset.state !== "ready") {
+      requestAnimationFrame(frame);
+    }
+  };
+  requestAnimationFrame(frame);
+}"""
+FRAMES_WITHIN = """([from, to]) => {
+  const mark = (name) => performance.getEntriesByName(`agentskit:boot:${name}`)[0].startTime;
+  return window.__akFrames.filter((t) => t > mark(from) && t < mark(to)).length;
+}"""
+
+
+def test_the_page_paints_while_python_bootstraps_and_imports_the_widget(
+    page: Page, site: StaticSite
+) -> None:
+    """Pyodide's bootstrap and the widget's imports used to be one synchronous stretch each
+    (no frame could be painted inside it); the loader now ends its task between slices."""
+    page.goto(site.url + "/")
+    page.wait_for_selector("agentskit-ask[data-state=idle]", state="attached")
+    page.evaluate(FRAMES_UNTIL_READY)
+    show_intent(page)
+    wait_for_state(page, "ready")
+    assert page.evaluate(FRAMES_WITHIN, ["interpreter-started", "interpreter"]) > 0
+    assert page.evaluate(FRAMES_WITHIN, ["packages", "imported"]) > 0

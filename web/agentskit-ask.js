@@ -223,9 +223,104 @@ async function startFromCache(report) {
 }
 
 async function installPackages(pyodide) {
+  bootStep("interpreter");
+  await yieldToPage();
   await pyodide.loadPackage(ASSETS.packages, { checkIntegrity: true });
+  bootStep("packages");
+  await importInSlices(pyodide);
+  bootStep("imported");
   return pyodide.pyimport(EMBED_MODULE);
 }
+
+// ---------------------------------------------------------------- boot in slices
+// Starting Python is a chain of synchronous steps; run back to back they make main-thread
+// tasks of hundreds of ms on a phone. Each step below ends its task (a macrotask yield) so
+// input and paint run between them (docs/design/boot-long-tasks.md has the measurements).
+
+const SLICE_BUDGET_MS = 25;
+
+// A performance mark per boot step (`agentskit:boot:<step>`): what the `boot` bench uses to
+// say which step each long task of the boot belongs to.
+function bootStep(name) {
+  performance.mark(`agentskit:boot:${name}`);
+}
+
+// Ends the current task: scheduler.yield() where there is one (it resumes ahead of other
+// queued work), else a zero-delay timeout.
+function yieldToPage() {
+  if (globalThis.scheduler?.yield) return globalThis.scheduler.yield();
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+// Pyodide's hooks around its own synchronous steps: `fsInit` runs once the wasm is
+// instantiated, before the interpreter starts; the module factory resolves once the
+// interpreter has started, before Pyodide bootstraps its Python side. Each yields.
+function slicedStart(options) {
+  return {
+    fsInit: async () => {
+      bootStep("instantiated");
+      await yieldToPage();
+    },
+    createPyodideModule: async (settings) => {
+      const { default: create } = await import(runtimeURL("pyodide.asm.mjs").href);
+      const module = await create(settings);
+      bootStep("interpreter-started");
+      await importBootstrapModules(settings.API);
+      return module;
+    },
+    ...options,
+  };
+}
+
+// Pyodide's bootstrap (`finalizeBootstrap`, one synchronous call of hundreds of ms) imports
+// its own Python core, then `pyodide`, whose package loader and event loop import much of
+// the standard library. Imported here first, in slices, it finds them loaded. `rawRun` is
+// Pyodide's internal runner (PyRun_SimpleString, not a JS eval); where a version lacks it,
+// or an import fails, the bootstrap imports them itself as before. `__import__(…)` binds no
+// name in __main__. Only modules that need nothing the bootstrap sets up later (the `js`
+// module) are listed.
+const BOOTSTRAP_IMPORTS = [
+  "_pyodide._core_docs", "_pyodide._base", "_pyodide._importhook", "_pyodide_core", "importlib",
+  "typing", "inspect", "asyncio", "json", "pathlib", "shutil", "zipfile", "tarfile",
+];
+
+async function importBootstrapModules(api) {
+  if (typeof api?.rawRun !== "function") return;
+  await inSlices(BOOTSTRAP_IMPORTS.map((name) => () => api.rawRun(`__import__("${name}")`)));
+}
+
+// Runs the steps in order, ending the task whenever a slice has run SLICE_BUDGET_MS, and
+// once after the last, so what follows starts a task of its own.
+async function inSlices(steps) {
+  await yieldToPage();
+  let since = performance.now();
+  for (const step of steps) {
+    if (performance.now() - since >= SLICE_BUDGET_MS) {
+      await yieldToPage();
+      since = performance.now();
+    }
+    step();
+  }
+  await yieldToPage();
+}
+
+// The widget's imports one module at a time (browser/boot_imports.py lists them, leaves
+// first): one import of the embed module would be one task as long as all of them. The
+// list is a hint: a name that fails here fails again, and is reported, in the embed's import.
+async function importInSlices(pyodide) {
+  const order = pyodide.pyimport(BOOT_IMPORTS_MODULE);
+  const names = order.BOOT_IMPORTS.toJs();
+  order.destroy();
+  const tryImport = (name) => () => {
+    try {
+      pyodide.pyimport(name).destroy();
+    } catch {}
+  };
+  await inSlices(names.map(tryImport));
+}
+
+const BOOT_IMPORTS_MODULE = "agentskit_web.browser.boot_imports";
+// ---------------------------------------------------------------- end of boot in slices
 
 const EMBED_MODULE = "agentskit_web.browser.embed";
 
@@ -259,10 +354,11 @@ async function startPyodide(options = {}) {
   } catch (error) {
     throw new BootError(`Could not load ${entry.href} (${error.message}).`);
   }
+  bootStep("runtime-module");
   return loadPyodide({
     indexURL: runtimeURL("").href,
     lockFileURL: runtimeURL("pyodide-lock.json").href,
-    ...options,
+    ...slicedStart(options),
   });
 }
 

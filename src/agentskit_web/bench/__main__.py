@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 Section = Callable[[argparse.Namespace], int]
+SUB_FIGURE_RUNS = 3
+"""Runs of each `boot` sub-figure unless told, or --runs when that is smaller."""
 
 
 def _section(module: str, command: str) -> Section:
@@ -132,17 +134,33 @@ def main(argv: list[str] | None = None) -> int:
                 "interleaved in one browser and the widget's after/before ratio is printed",
             )
             section.add_argument(
+                "--tasks-runs",
+                type=int,
+                default=None,
+                help="runs of the main-thread long tasks sub-figure, CPU slowed 4x and "
+                "unthrottled (default min(3, --runs); 0: skip it)",
+            )
+            section.add_argument(
+                "--first-answer-runs",
+                type=int,
+                default=None,
+                help="runs of the cold click -> first answer text sub-figure, static answers "
+                "and backend (default min(3, --runs); 0: skip it)",
+            )
+            section.add_argument(
                 "--pyscript-runs",
                 type=int,
-                default=3,
-                help="runs of the PyScript page vs the plain embed sub-figure (0: skip it)",
+                default=None,
+                help="runs of the PyScript page vs the plain embed sub-figure "
+                "(default min(3, --runs); 0: skip it)",
             )
             section.add_argument(
                 "--snapshot-runs",
                 type=int,
-                default=3,
+                default=None,
                 help='runs of the boot snapshot (snapshot="keep") sub-figure: intent -> ready '
-                "cold/warm/restored and a question typed at intent + 2 s (0: skip it)",
+                "cold/warm/restored and a question typed at intent + 2 s (default min(3, --runs); "
+                "0: skip it)",
             )
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] and arguments[0] in OWN_OPTIONS:
@@ -157,9 +175,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs must be at least 1")
     if args.smoke:
         args.runs = 1
-        if args.section == "boot":
-            args.pyscript_runs = min(args.pyscript_runs, 1)
-            args.snapshot_runs = min(args.snapshot_runs, 1)
+    if args.section == "boot":  # sub-figures follow --runs down: `--runs 1` is a quick smoke
+        for name in ("tasks_runs", "first_answer_runs", "pyscript_runs", "snapshot_runs"):
+            value = getattr(args, name)
+            if value is None:
+                setattr(args, name, min(SUB_FIGURE_RUNS, args.runs))
+            elif args.smoke:
+                setattr(args, name, min(value, 1))
     return int(args.command(args))
 
 

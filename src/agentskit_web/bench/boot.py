@@ -4,13 +4,23 @@ caches) and warm (the same context, reloaded):
 - raw runtime boot: web/raw.html loads the same Pyodide + lock and imports
   pydantic, with no PyScript and no widget;
 - widget boot: index.html until the widget root has data-state="ready";
-- the ratio of the two medians (goal <= 1.15);
+- the boot ratio: the median of the per-run widget/raw ratios, each pair run back to
+  back (goal <= 1.15), and the ratio of the two medians beside;
 - shell visible and typeable: max(first contentful paint, the inline mark
   placed right after the widget markup) (goal < 100 ms);
 - long tasks (PerformanceObserver "longtask") on the main thread before ready;
 - bytes per file group requested on a cold widget load: raw, gzip, and brotli
   (the `.br` copy our servers send; raw where there is none).
 Raw and widget runs alternate so background load hits both alike.
+
+A sub-figure (bench/boot_tasks.py; `--tasks-runs N`, 0 to skip) counts main-thread long
+tasks from intent to 4 s after ready and across the first question, with the CPU slowed
+4x and unthrottled, per boot step, next to the bare page of the same runs.
+
+A sub-figure (bench/first_answer.py; `--first-answer-runs N`, 0 to skip) times a cold
+click to the first answer text, static answers and backend, next to the bare page cold.
+
+Every sub-figure runs min(3, --runs) times unless told: `--runs 1` is the quick smoke.
 
 A sub-figure (bench/snapshot_boot.py; `--snapshot-runs N`, 0 to skip) measures the opt-in
 boot snapshot: intent -> ready cold, warm and restored, and a question typed at intent + 2 s
@@ -231,6 +241,9 @@ def run_boot(args: argparse.Namespace, session: Session) -> dict[str, Any]:
             "raw_ms": _median(raw.ready),
             "widget_ms": _median(widget.ready),
             "ratio": _median(widget.ready) / _median(raw.ready),
+            "ratio_pairwise": _median(
+                [w / r for w, r in zip(widget.ready, raw.ready, strict=True)]
+            ),
             "shell_ms": _median(widget.shell),
             "mount_ms": _median(widget.mount),
             "ratio_without_mount": (
@@ -265,11 +278,12 @@ def format_boot(result: dict[str, Any], browser_version: str) -> str:
         row("widget boot to ready (ms)", "widget_ms", ".0f"),
         row("  of which widget mount (ms)", "mount_ms", ".0f"),
         row(
-            "ratio widget/raw",
-            "ratio",
+            "ratio widget/raw, median of pairs",
+            "ratio_pairwise",
             ".2f",
-            f"<= {RATIO_GOAL} ({verdict('ratio', lambda v: v <= RATIO_GOAL)})",
+            f"<= {RATIO_GOAL} ({verdict('ratio_pairwise', lambda v: v <= RATIO_GOAL)})",
         ),
+        row("ratio of the medians", "ratio", ".2f", "(info)"),
         row("ratio without the widget mount", "ratio_without_mount", ".2f", "(info)"),
         row(
             "shell visible+typeable (ms)",
@@ -348,6 +362,14 @@ def boot_command(args: argparse.Namespace) -> int:
         result = run_boot(args, session)
         version = session.browser.version
         print(format_boot(result, version), flush=True)
+        if args.tasks_runs > 0:
+            from .boot_tasks import format_boot_tasks, run_boot_tasks
+
+            print(format_boot_tasks(run_boot_tasks(args.tasks_runs, session), args.tasks_runs))
+        if args.first_answer_runs > 0:
+            from .first_answer import run_first_answer
+
+            print(run_first_answer(args.first_answer_runs, session), flush=True)
         if args.pyscript_runs > 0:
             from .pyscript_boot import run_pyscript_boot
 

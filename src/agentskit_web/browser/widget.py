@@ -917,24 +917,44 @@ async def _install_later_packages() -> None:
     try:
         names = to_js(list(INSTALLED_AFTER_READY))
         await pyodide_js.loadPackage(names, _js_object({"checkIntegrity": True}))
+        boot_step("later-packages")
     except Exception as error:  # offline without the files: answers show as plain text
         _page().console.warn(f"agentskit-ask: markdown is shown as plain text ({error})")
 
 
+def boot_step(name: str) -> None:
+    """The loader's boot step marks (`agentskit:boot:<name>`), for the work done after ready:
+    the `boot` bench attributes each long task to the step it belongs to."""
+    _page().performance.mark(f"agentskit:boot:{name}")
+
+
 def warm_up_when_idle(page: Any) -> None:
     """Import the markdown parser once it is installed and the page is idle, so the first
-    answer never waits on it."""
+    answer never waits on it: one module per idle callback (`MARKDOWN_IMPORTS`), then the
+    parser, so no step is a long task of its own."""
+    import importlib
+
     from pyodide.ffi import create_once_callable
 
     from ..chat.view.markdown_tree import markdown_parser
+    from .boot_imports import MARKDOWN_IMPORTS
 
-    def warm(_deadline: Any = None) -> None:
-        with contextlib.suppress(Exception):  # a warm-up failure only costs the first render
-            markdown_parser()
-
+    steps: list[Callable[[], Any]] = [
+        *(lambda name=name: importlib.import_module(name) for name in MARKDOWN_IMPORTS),
+        markdown_parser,
+    ]
     idle = getattr(page, "requestIdleCallback", None)
     if idle is None:
         return
+
+    def warm(_deadline: Any = None) -> None:
+        with contextlib.suppress(Exception):  # a warm-up failure only costs the first render
+            steps.pop(0)()
+        if steps:
+            idle(create_once_callable(warm), _js_object({"timeout": 3000}))
+        else:
+            boot_step("markdown-warm")
+
     install_later_packages().add_done_callback(
         lambda _task: idle(create_once_callable(warm), _js_object({"timeout": 3000}))
     )
