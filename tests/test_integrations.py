@@ -87,6 +87,7 @@ def test_mkdocs_writes_the_embed_relative_to_each_page_and_copies_prebuilt_asset
         "persona": "guide",
         "boot": "intent",
         "layout": "launcher",
+        "position": "bottom-right",
         "theme": "auto",
         "storage-key": "lumen:ask",
         "site-theme": "material",  # the widget's stylesheet sizes it: no inline <style>
@@ -133,7 +134,8 @@ def test_sphinx_writes_the_embed_relative_to_each_page_and_copies_prebuilt_asset
     # A site path is written relative to the page; a /-rooted endpoint is left as it is.
     assert attributes["knowledge"] == "../../faq/knowledge.json"
     assert attributes["endpoint"] == "/api/ask"
-    assert attributes["layout"] == "inline"
+    assert attributes["layout"] == "inline"  # the fixture's conf.py
+    assert attributes["site-theme"] == "furo", "furo's colours and switch (agentskit-ask.css)"
     assert _embed(site / "index.html")[0] == "static/ask/agentskit-ask.js"
     assert is_assets_folder(site / "static" / "ask")
 
@@ -141,12 +143,24 @@ def test_sphinx_writes_the_embed_relative_to_each_page_and_copies_prebuilt_asset
 def test_a_bad_sphinx_setting_stops_the_build_and_names_it(tmp_path: Path) -> None:
     done = _sphinx(tmp_path, "agentskit_ask_layout=sidebar")
     assert done.returncode != 0
-    assert "agentskit_ask_layout" in done.stderr and "inline, launcher" in done.stderr
+    assert "agentskit_ask_layout" in done.stderr and "launcher, inline" in done.stderr
     assert not (tmp_path / "site" / "index.html").exists()
 
 
 def test_options_are_validated_with_the_setting_named() -> None:
-    assert embed_options({}).layout == "inline"
+    defaults = embed_options({})
+    assert (defaults.layout, defaults.position, defaults.placement, defaults.links) == (
+        "launcher",
+        "bottom-right",
+        "end",
+        "same-tab",
+    )
+    assert embed_options({"layout": "inline", "placement": "#ask-here"}).placement == "#ask-here"
+    for bad in ('#a"><script>', "", " #a", "x" * 201):
+        with pytest.raises(EmbedConfigError, match="placement"):
+            embed_options({"placement": bad})
+    with pytest.raises(EmbedConfigError, match="position: 'top' is not one of"):
+        embed_options({"position": "top"})
     assert (
         embed_options({"boot": "eager", "endpoint": "https://ask.example.org/v1"}).boot == "eager"
     )
@@ -210,3 +224,40 @@ def test_without_assets_from_a_shipped_prebuilt_folder_is_used_before_the_checko
     origin = publish_assets(tmp_path / "site" / "agentskit")
     assert origin == str(prebuilt)
     assert is_assets_folder(tmp_path / "site" / "agentskit")
+
+
+def test_the_inline_box_goes_where_the_placement_says(tmp_path: Path, prebuilt: Path) -> None:
+    done = _mkdocs(
+        tmp_path, f"      assets_from: {prebuilt}\n      layout: inline\n      placement: start\n"
+    )
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    [element] = ELEMENT.findall(page)
+    first_heading = page.index("<h1")
+    assert page.index(element) < first_heading, "placement: start puts the box before the content"
+    assert 'layout="inline"' in element and "position=" not in element
+
+    named = tmp_path / "named"
+    named.mkdir()
+    done = _sphinx(
+        named,
+        f"agentskit_ask_assets_from={prebuilt}",
+        "agentskit_ask_layout=inline",
+        "agentskit_ask_placement=#ask-here",
+        "agentskit_ask_links=new-tab",
+    )
+    assert done.returncode == 0, done.stderr
+    _, attributes = _embed(named / "site" / "index.html")
+    assert attributes["into"] == "#ask-here" and attributes["links"] == "new-tab"
+
+
+def test_element_tag_writes_only_what_differs_from_the_loader_defaults() -> None:
+    def tag(**settings: object) -> str:
+        return element_tag(embed_options(settings), lambda target: target)
+
+    assert 'position="bottom-right"' in tag() and "into=" not in tag() and "links=" not in tag()
+    assert 'position="bottom-left"' in tag(position="bottom-left")
+    inline = tag(layout="inline", placement=".md-content")
+    assert 'into=".md-content"' in inline and "position=" not in inline
+    assert "into=" not in tag(layout="inline", placement="start")
+    assert 'links="new-tab"' in tag(links="new-tab")

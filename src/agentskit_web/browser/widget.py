@@ -44,10 +44,10 @@ from ..chat.components.catalog import validate_component_event
 from ..chat.conversation import Connection, Conversation, ConversationEvent, StatusChanged
 from ..chat.definition import ChatDefinition, define_chat
 from ..chat.local_answers import LOCAL_CHOICES_INSTANCE
-from ..chat.message import ChatMessage
 from ..chat.memory.glance import conversation_glance, glance_key
 from ..chat.memory.legacy import create_ask_session_memory
 from ..chat.memory.sync import decide_storage_sync
+from ..chat.message import ChatMessage
 from ..chat.view.component_view import (
     COMPONENT_EVENT,
     COMPONENT_SUBMIT,

@@ -112,6 +112,8 @@ DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
         "starting": "Starting the assistant…",
         "kept": "Your question is kept and will be sent as soon as the assistant is ready.",
         "failed": "The assistant could not start.",
+        "waiting": "your conversation is waiting",
+        "glance": "Your last conversation",
     }
 )
 """Every UI string a site can replace through the `strings` attribute, with its default."""

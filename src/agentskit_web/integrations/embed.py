@@ -20,7 +20,14 @@ from typing import Final
 from ..build.assets import LOADER
 
 BOOTS: Final = ("intent", "idle", "eager")
-LAYOUTS: Final = ("inline", "launcher")
+LAYOUTS: Final = ("launcher", "inline")
+"""The first is the default: a labelled button in a corner of every page, found at once."""
+POSITIONS: Final = ("bottom-right", "bottom-left")
+"""Where the launcher sits (the first is the default)."""
+PLACEMENTS: Final = ("end", "start")
+"""Where the inline box goes in each page's content; any other value is a CSS selector
+of an element the site names (the loader moves the box into it: `into`)."""
+LINKS: Final = ("same-tab", "new-tab")
 THEMES: Final = ("auto", "light", "dark")
 DEFAULT_ASSETS_PATH: Final = "agentskit/"
 DEFAULT_ENDPOINT: Final = None
@@ -29,6 +36,9 @@ _ABSOLUTE: Final = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|/)")
 """A URL with a scheme or a path from the host's root: written into pages as given."""
 _STORAGE_KEY: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _HINT: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+_SELECTOR: Final = re.compile(r"^[#.\[]?[A-Za-z0-9_\-#.:\[\]=\s>~+()*]{1,200}$")
+"""A CSS selector of plain characters (no quotes or angle brackets: it is written into an
+attribute and read by querySelector, which reports anything invalid)."""
 
 
 class EmbedConfigError(ValueError):
@@ -44,7 +54,11 @@ class EmbedOptions:
     corpus: str | None = None
     persona: str | None = None
     boot: str = "intent"
-    layout: str = "inline"
+    layout: str = LAYOUTS[0]
+    position: str = POSITIONS[0]
+    placement: str = PLACEMENTS[0]
+    """For the inline layout: `end`, `start`, or a selector the box is moved into."""
+    links: str = LINKS[0]
     knowledge: str | None = None
     storage_key: str | None = None
     theme: str = "auto"
@@ -72,6 +86,17 @@ def _pattern(name: str, value: object, pattern: re.Pattern[str], what: str) -> s
     if not isinstance(value, str) or not pattern.match(value):
         raise EmbedConfigError(f"{name}: {value!r} is not {what}")
     return value
+
+
+def _placement(name: str, value: object) -> str:
+    if value in PLACEMENTS:
+        return str(value)
+    if isinstance(value, str) and _SELECTOR.match(value) and value.strip() == value:
+        return value
+    raise EmbedConfigError(
+        f"{name}: {value!r} is not one of {', '.join(PLACEMENTS)} or a CSS selector "
+        "of an element on the page (e.g. #ask-here)"
+    )
 
 
 def assets_folder(name: str, value: object) -> str:
@@ -106,7 +131,10 @@ def embed_options(settings: Mapping[str, object], prefix: str = "") -> EmbedOpti
             named("persona"), get("persona"), _HINT, "an identifier (letters, digits, _.:-)"
         ),
         boot=_choice(named("boot"), get("boot", "intent"), BOOTS),
-        layout=_choice(named("layout"), get("layout", "inline"), LAYOUTS),
+        layout=_choice(named("layout"), get("layout", LAYOUTS[0]), LAYOUTS),
+        position=_choice(named("position"), get("position", POSITIONS[0]), POSITIONS),
+        placement=_placement(named("placement"), get("placement", PLACEMENTS[0])),
+        links=_choice(named("links"), get("links", LINKS[0]), LINKS),
         knowledge=None if get("knowledge") is None else _url(named("knowledge"), get("knowledge")),
         storage_key=_pattern(
             named("storage_key"),
@@ -134,6 +162,11 @@ def is_site_path(target: str) -> bool:
     return not _ABSOLUTE.match(target)
 
 
+def inline_before_content(options: EmbedOptions) -> bool:
+    """Whether the inline box goes before the page's content (`placement: start`)."""
+    return options.layout == "inline" and options.placement == "start"
+
+
 def element_tag(options: EmbedOptions, relative: Callable[[str], str]) -> str:
     """`<agentskit-ask ...>` with the site's settings.
 
@@ -151,6 +184,13 @@ def element_tag(options: EmbedOptions, relative: Callable[[str], str]) -> str:
         "persona": options.persona,
         "boot": options.boot,
         "layout": options.layout,
+        "position": options.position if options.layout == "launcher" else None,
+        "into": (
+            options.placement
+            if options.layout == "inline" and options.placement not in PLACEMENTS
+            else None
+        ),
+        "links": None if options.links == LINKS[0] else options.links,
         "theme": options.theme,
         "knowledge": None if options.knowledge is None else link(options.knowledge),
         "storage-key": options.storage_key,

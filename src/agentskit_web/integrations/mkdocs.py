@@ -5,7 +5,10 @@ plugins:
   - search
   - agentskit-ask:
       endpoint: /api/ask        # optional: without it, answers come from the static index
-      layout: launcher          # inline (a box under each page's content) or launcher
+      layout: launcher          # launcher (a button in a corner, the default) or inline
+      position: bottom-right    # the launcher's corner: bottom-right or bottom-left
+      placement: end            # inline: end or start of the content, or a CSS selector
+      links: same-tab           # where answer links open: same-tab or new-tab
       boot: intent              # intent, idle or eager
       corpus: docs              # optional hints sent to the backend
       persona: guide
@@ -20,14 +23,16 @@ plugins:
 
 Per page: the loader's `<script type="module">` goes into `<head>` (the
 element carries `site-theme` for the themes in SITE_THEMES); the
-`<agentskit-ask>` element goes after the page's content (inline) or before
-`</body>` (launcher). Every site path is written relative to the page with
-MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
-deep and a site published under a sub-path all work. After the build, the
-assets folder is written into `site_dir`, and the built pages are indexed into
-it (index_step.py: the URLs and anchors as published, below the path of
-`site_url`), one log line saying how many pages, where and how large. A bad
-value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
+`<agentskit-ask>` element goes before `</body>` (launcher) or after the page's
+content (inline; before it with `placement: start`; a selector is written as
+`into`, and the loader moves the box into that element). Every site path is
+written relative to the page with MkDocs' own `get_relative_url`, so
+`use_directory_urls`, pages two folders deep and a site published under a
+sub-path all work. After the build, the assets folder is written into
+`site_dir`, and the built pages are indexed into it (index_step.py: the URLs
+and anchors as published, below the path of `site_url`), one log line saying
+how many pages, where and how large. A bad value stops `mkdocs build` with
+`Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
 from __future__ import annotations
@@ -51,11 +56,14 @@ from .embed import (
     BOOTS,
     DEFAULT_ASSETS_PATH,
     LAYOUTS,
+    LINKS,
+    POSITIONS,
     THEMES,
     EmbedConfigError,
     EmbedOptions,
     element_tag,
     embed_options,
+    inline_before_content,
     loader_path,
     loader_tag,
 )
@@ -80,7 +88,10 @@ class AgentskitAskConfig(base.Config):  # type: ignore[no-untyped-call]
     corpus = c.Optional(c.Type(str))
     persona = c.Optional(c.Type(str))
     boot = c.Choice(BOOTS, default="intent")
-    layout = c.Choice(LAYOUTS, default="inline")
+    layout = c.Choice(LAYOUTS, default=LAYOUTS[0])
+    position = c.Choice(POSITIONS, default=POSITIONS[0])
+    placement = c.Optional(c.Type(str))
+    links = c.Choice(LINKS, default=LINKS[0])
     knowledge = c.Optional(c.Type(str))
     storage_key = c.Optional(c.Type(str))
     theme = c.Choice(THEMES, default="auto")
@@ -115,6 +126,8 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
     def on_page_content(self, html: str, page: Any, config: Any, files: Any) -> str:
         if self.options.layout != "inline":
             return html
+        if inline_before_content(self.options):
+            return self._element(page) + "\n" + html
         return html + "\n" + self._element(page)
 
     def on_post_page(self, output: str, page: Any, config: Any) -> str:
