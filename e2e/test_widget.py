@@ -327,23 +327,44 @@ def test_every_control_has_an_accessible_name(page: Page, widget_site: WidgetSit
     assert unnamed == []
 
 
-def test_scrolling_follows_only_a_reader_at_the_bottom(page: Page, widget_site: WidgetSite) -> None:
-    gate = threading.Event()
+def test_a_long_answer_opens_at_its_question_and_follows_only_a_reader_at_the_bottom(
+    page: Page, widget_site: WidgetSite
+) -> None:
+    first, second = threading.Event(), threading.Event()
     lines = [text(f"Line {i} of a long answer.\n\n") for i in range(60)]
-    widget_site.scripts["Scroll"] = [*lines, gate, *lines, DONE]
+    more = [text(f"More {i} of a long answer.\n\n") for i in range(60)]
+    rest = [text(f"Rest {i} of a long answer.\n\n") for i in range(60)]
+    widget_site.scripts["Scroll"] = [*lines, first, *more, second, *rest, DONE]
     boot(page, widget_site)
     ask(page, "Scroll")
     expect(answers(page).first).to_contain_text("Line 59 of a long answer.")
+    page.wait_for_timeout(200)  # frames after the chunks: none may push the question out
+    question_top = shadow_eval(
+        page,
+        "(() => { const l = root.querySelector('.ak-log');"
+        " const q = l.querySelector('.ak-user');"
+        " return q.getBoundingClientRect().top - l.getBoundingClientRect().top; })()",
+    )
+    assert 0 <= question_top <= 16, "the question stays at the top while the answer grows"
+
+    # The reader scrolls to the bottom themselves: the stream is followed from there.
+    shadow_eval(
+        page, "(() => { const l = root.querySelector('.ak-log'); l.scrollTop = l.scrollHeight; })()"
+    )
+    page.wait_for_timeout(100)
+    first.set()
+    expect(answers(page).first).to_contain_text("More 59 of a long answer.")
+    page.wait_for_timeout(200)
     at_bottom = shadow_eval(
         page,
         "(() => { const l = root.querySelector('.ak-log');"
         " return l.scrollHeight - l.scrollTop - l.clientHeight; })()",
     )
-    assert at_bottom <= 50, "the log follows the stream while the reader is at the bottom"
+    assert at_bottom <= 50, "a reader at the bottom follows the stream"
 
     shadow_eval(page, "root.querySelector('.ak-log').scrollTop = 0")
     page.wait_for_function(f"{SHADOW}.querySelector('.ak-log').scrollTop === 0")
-    gate.set()
+    second.set()
     settled(page, 1)
     assert shadow_eval(page, "root.querySelector('.ak-log').scrollTop") == 0, "no yank"
 
