@@ -150,6 +150,7 @@ bench: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench backend
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
+	$(PY) -m agentskit_web.bench idle --no-build
 	$(PY) -m agentskit_web.bench scale
 	$(PY) -m agentskit_web.bench index --runs 3
 
