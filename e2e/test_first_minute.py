@@ -349,6 +349,7 @@ def test_a_returning_reader_sees_the_saved_question_before_any_runtime_request(
         }"""
     )
     assert shown is not None and QUESTION in shown
+    second.screenshot(path=str(ARTIFACTS / f"first-minute-{theme.name}-glance.png"))
     second.wait_for_selector(
         "agentskit-ask[data-state=ready]", state="attached", timeout=BOOT_TIMEOUT_MS
     )

@@ -690,6 +690,15 @@ class AskElement extends HTMLElement {
       header.append(close);
       close.addEventListener("click", () => this.close());
       dialog.addEventListener("close", () => this.#returnFocus?.isConnected && this.#returnFocus.focus());
+      // Esc closes the dialog even on a page whose own keydown handler prevents the default
+      // (Furo's does, at the document, which would cancel the dialog's own Esc); the page's
+      // handler does not see an Esc that was meant for the dialog.
+      dialog.addEventListener("keydown", (event) => {
+        if (event.key !== "Escape" || event.isComposing || !dialog.open) return;
+        event.preventDefault();
+        event.stopPropagation();
+        this.close();
+      });
       dialog.append(box);
       box.append(shell);
       launcher.addEventListener("click", () => this.open());
