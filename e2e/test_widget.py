@@ -170,8 +170,8 @@ def test_sources_render_as_safe_links_and_open_reaches_the_host(
         widget_site.url + "/docs/embedding.html",
     ]
     assert links.nth(1).inner_text() == "Embedding <the> widget"
-    for i in range(2):
-        assert links.nth(i).get_attribute("target") == "_blank"
+    for i in range(2):  # the same tab by default (links="new-tab" for target=_blank)
+        assert links.nth(i).get_attribute("target") is None
         assert links.nth(i).get_attribute("rel") == "noopener noreferrer"
 
     page.evaluate(
@@ -195,6 +195,7 @@ def test_sources_render_as_safe_links_and_open_reaches_the_host(
         }
     ]
     assert len(page.context.pages) == 1, "a cancelled open does not open a tab"
+    assert page.url == widget_site.url + "/", "nor does it navigate"
 
 
 def test_stop_ends_the_answer_upstream_and_keeps_what_streamed(
@@ -397,7 +398,7 @@ def _check_rendered(page: Page, site: WidgetSite, index: int, case: dict[str, An
     for href in hrefs:
         assert re.match(r"https?://", href), case["name"]
     rels = body.evaluate("(el) => [...el.querySelectorAll('a')].map((a) => a.rel + '|' + a.target)")
-    assert all(rel == "noopener noreferrer|_blank" for rel in rels), case["name"]
+    assert all(rel == "noopener noreferrer|" for rel in rels), case["name"]  # the same tab
     sources = body.evaluate("(el) => [...el.querySelectorAll('img')].map((i) => i.src)")
     assert sources == [site.url + src for src in expect_["images"]], case["name"]
     tags = body.evaluate(

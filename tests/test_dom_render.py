@@ -38,7 +38,7 @@ def test_links_are_normalised_and_open_in_the_same_tab_unless_the_site_asks() ->
     tree = element("p", None, (element("a", {"href": "/docs/x#y"}, ("x",)),))
     root = builder().build(tree)
     [link] = anchors(root)
-    assert link.attributes == {"href": "http://127.0.0.1:8000/docs/x#y"}
+    assert link.attributes == {"href": "http://127.0.0.1:8000/docs/x#y", "rel": LINK_REL}
     assert root.textContent == "x"
     new_tab = DomBuilder(FakeDocument(), UrlPolicy(make_url, PAGE, new_tab=True)).build(tree)
     [link] = anchors(new_tab)

@@ -9,8 +9,8 @@ Defence in depth: the view tree (chat/view_tree.py) already allows only
 known tags and attributes and only safe URLs. Here every `href` and `src` is
 parsed again by the browser's own `URL` parser against the page address:
 - a link stays live only as an http(s) URL without credentials, written back
-  in its normalised form, opened in the same tab, or (the element's `links="new-tab"`)
-  in a new tab with `rel="noopener noreferrer"`;
+  in its normalised form, with `rel="noopener noreferrer"`, opened in the same tab or
+  (the element's `links="new-tab"`) in a new one;
 - an image loads only when it resolves to the page's own origin; a remote
   image becomes a link to it, anything else its alt text.
 
@@ -136,11 +136,13 @@ class DomBuilder:
         return self._element(node.tag, plain), True
 
     def _target(self, link: Any) -> None:
-        """A new tab only when the site asked for it (`UrlPolicy.new_tab`)."""
+        """`rel="noopener noreferrer"` always (no Referer to another site, same tab or not);
+        a new tab only when the site asked for it (`UrlPolicy.new_tab`)."""
+        link.setAttribute("rel", LINK_REL)
+        self.calls += 1
         if self.policy.new_tab:
             link.setAttribute("target", LINK_TARGET)
-            link.setAttribute("rel", LINK_REL)
-            self.calls += 2
+            self.calls += 1
 
     def _allowed_image(self, node: Node) -> Any:
         """An answer's image as <img>, when the site's `images` prefix allows its source."""
