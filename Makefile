@@ -12,7 +12,7 @@ DEMO_PORT ?= 8000
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo -n)
 
 .PHONY: demo test unit e2e lint typecheck bench site chromium redis-server haproxy postgresql clean fuzz fuzz-quick \
-	page-modules mutate dist test-resolutions
+	page-modules mutate dist test-resolutions bench-smoke
 MUTATE_STAMP := $(VENV)/.mutate-installed
 FUZZ_STAMP := $(VENV)/.fuzz-installed
 # Inputs per target: `make fuzz` is the campaign, `make test` runs a short seeded pass.
@@ -35,6 +35,7 @@ chromium:
 	  echo "installing Debian's chromium for the browser tests"; \
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q chromium; }
+	@echo "browser tests use: $$($(CHROMIUM) --version 2>/dev/null)"
 
 # Debian's redis-server backs the shared rate-limit tests (each test starts its own on loopback).
 redis-server:
@@ -105,7 +106,7 @@ mutate: $(MUTATE_STAMP)
 	$(VENV)/bin/mutmut results
 
 
-test: lint typecheck unit fuzz-quick test-resolutions e2e
+test: lint typecheck unit fuzz-quick test-resolutions e2e bench-smoke
 
 # The release an owner installs: the sdist and a wheel whose package data holds the prebuilt
 # assets, in release/ (reproducible: SOURCE_DATE_EPOCH, default the last commit's time).
@@ -153,6 +154,23 @@ bench: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench idle --no-build
 	$(PY) -m agentskit_web.bench scale
 	$(PY) -m agentskit_web.bench index --runs 3
+
+# Every `make bench` section once, with its smallest inputs and one run (part of `make test`):
+# a section that no longer runs fails CI instead of waiting for the next person to call it.
+# The figures are printed but not judged.
+bench-smoke: $(STAMP) chromium site redis-server postgresql haproxy
+	$(PY) -m agentskit_web.bench protocol --smoke
+	$(PY) -m agentskit_web.bench boot --smoke --no-build
+	$(PY) -m agentskit_web.bench weight --smoke --no-build
+	$(PY) -m agentskit_web.bench ask --smoke --no-build
+	$(PY) -m agentskit_web.bench static --pages 200 --browser-runs 1
+	$(PY) -m agentskit_web.bench render --smoke --no-build
+	$(PY) -m agentskit_web.bench turn --smoke --no-build
+	$(PY) -m agentskit_web.bench backend --smoke
+	$(PY) -m agentskit_web.bench answers
+	$(PY) -m agentskit_web.bench embed --smoke --no-build
+	$(PY) -m agentskit_web.bench scale --smoke
+	$(PY) -m agentskit_web.bench index --smoke
 
 clean:
 	rm -rf dist build release .pytest_cache .mypy_cache .ruff_cache e2e/artifacts

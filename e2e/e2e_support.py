@@ -8,6 +8,7 @@ import json
 import os
 import re
 import threading
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,10 +61,35 @@ class Watch:
 
     def on_console(self, message: Any) -> None:
         if message.type == "error":
-            self.errors.append(f"console error: {message.text}")
+            where = (message.location or {}).get("url") or ""
+            self.errors.append(f"console error: {message.text}" + (f" at {where}" if where else ""))
+
+    def allow_errors_at(self, urls: set[str]) -> None:
+        """Drop the console errors logged at exactly these URLs (a request a test made fail on
+        purpose, say one sent while the network is gone), whatever the browser's wording; any
+        other error still fails the test."""
+        self.errors[:] = [e for e in self.errors if not any(e.endswith(f" at {u}") for u in urls)]
 
     def on_page_error(self, error: Any) -> None:
         self.errors.append(f"page error: {error}")
+
+
+def failed_at(path_pattern: str) -> str:
+    """A `console_error_expected` pattern for the error a page logs when a request to a path
+    matching `path_pattern` fails (a refused POST, a missing file), by the request's URL that
+    `Watch.on_console` records: how Chromium words the error differs between builds."""
+    return rf" at https?://[^/\s]+{path_pattern}(\?\S*)?$"
+
+
+def assert_unreachable(url: str) -> None:
+    """The network is really gone for the page: nothing answers at `url` (its server stopped).
+    What the browser reports of its own network state (`navigator.onLine`) differs between
+    Chromium builds, so no test takes it as a precondition."""
+    try:
+        urllib.request.urlopen(url, timeout=5).close()
+    except OSError:
+        return
+    raise AssertionError(f"{url} still answers: the network is not gone")
 
 
 @contextlib.contextmanager

@@ -19,7 +19,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from agentskit_web.chat.ask.failure import FORBIDDEN_TEXT, RATE_LIMITED_TEXT, UNAUTHORIZED_TEXT
 from agentskit_web.server.demo_server import DemoConfig, DemoServer
-from e2e_support import ROOT, Watch, wait_for_state
+from e2e_support import ROOT, Watch, failed_at, wait_for_state
 
 UNANSWERABLE = "zqxv flibbertigibbet quasar marmalade?"
 ANSWERABLE = "How do I configure rate limiting?"
@@ -74,7 +74,7 @@ def _ask(page: Page, question: str) -> Any:
     return answer
 
 
-@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 422 ")
+@pytest.mark.console_error_expected(failed_at("/api/ask"))
 def test_not_found_in_the_docs_is_an_honest_answer_with_suggestions(
     page: Page, watch: Watch, start_demo: Start
 ) -> None:
@@ -93,7 +93,7 @@ def test_not_found_in_the_docs_is_an_honest_answer_with_suggestions(
     expect(page.locator("agentskit-ask .ak-message-notfound")).to_contain_text("No passage")
 
 
-@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 401 ")
+@pytest.mark.console_error_expected(failed_at("/api/ask"))
 def test_unauthorized_is_said_plainly_without_a_retry(
     page: Page, watch: Watch, start_demo: Start, tmp_path: Path
 ) -> None:
@@ -106,7 +106,7 @@ def test_unauthorized_is_said_plainly_without_a_retry(
     expect(answer.locator(".ak-retry-answer")).to_have_count(0)
 
 
-@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 403 ")
+@pytest.mark.console_error_expected(failed_at("/api/ask"))
 def test_forbidden_is_said_plainly_without_a_retry(
     page: Page, context: BrowserContext, watch: Watch, start_demo: Start
 ) -> None:
@@ -122,7 +122,7 @@ def test_forbidden_is_said_plainly_without_a_retry(
     expect(answer.locator(".ak-retry-answer")).to_have_count(0)
 
 
-@pytest.mark.console_error_expected(r"^console error: Failed to load resource: .* 429 ")
+@pytest.mark.console_error_expected(failed_at("/api/ask"))
 def test_rate_limited_counts_down_retry_after_then_retries(
     page: Page, watch: Watch, start_demo: Start
 ) -> None:

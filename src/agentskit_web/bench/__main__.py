@@ -107,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, (text, command) in SECTIONS.items():
         section = sections.add_parser(name, help=text)
         section.add_argument("--runs", type=int, default=5, help="runs per measure (>= 5)")
+        section.add_argument(
+            "--smoke",
+            action="store_true",
+            help="one run with the smallest inputs: shows the section still runs "
+            "(`make bench-smoke`, part of `make test`); its figures are not judged",
+        )
         section.add_argument("--dist", type=Path, default=None)
         section.add_argument("--no-build", action="store_true", help="use dist/ as it is")
         section.add_argument("--json", type=Path, default=None, help="also write results here")
@@ -151,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(arguments)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.smoke:
+        args.runs = 1
+        if args.section == "boot":
+            args.pyscript_runs = min(args.pyscript_runs, 1)
+            args.snapshot_runs = min(args.snapshot_runs, 1)
     return int(args.command(args))
 
 

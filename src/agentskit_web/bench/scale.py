@@ -281,9 +281,18 @@ def format_scale(series: list[Series], title: str, note: str) -> str:
     return "\n".join(rows)
 
 
+SMOKE_QUESTIONS: Final = 12
+"""Questions per series under `--smoke` (and a tenth of the limiter calls): it only shows
+the section runs, end to end, with every server it starts."""
+
+
 def scale_command(args: argparse.Namespace) -> int:
-    del args
-    result = run_scale_bench()
+    if args.smoke:
+        result = run_scale_bench(
+            SMOKE_QUESTIONS, 2, LIMITER_CALLS // 10, LIMITER_SPACED_CALLS // 10, SMOKE_QUESTIONS
+        )
+    else:
+        result = run_scale_bench()
     print(
         format_scale(
             result.answers,
@@ -310,7 +319,12 @@ def scale_command(args: argparse.Namespace) -> int:
     load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
     print(f"load average during the run: {load} on {os.cpu_count()} CPUs")
     print()
-    throughput, failovers = run_balancer_bench()
+    if args.smoke:
+        throughput, failovers = run_balancer_bench(
+            turns=SMOKE_QUESTIONS * 2, warmup=2, trials=1, default_lease_trials=0
+        )
+    else:
+        throughput, failovers = run_balancer_bench()
     print(format_throughput(throughput, THROUGHPUT_CLIENTS))
     print()
     print(format_failover(failovers))
