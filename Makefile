@@ -169,6 +169,7 @@ bench-smoke: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench backend --smoke
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --smoke --no-build
+	$(PY) -m agentskit_web.bench idle --smoke --no-build
 	$(PY) -m agentskit_web.bench scale --smoke
 	$(PY) -m agentskit_web.bench index --smoke
 
