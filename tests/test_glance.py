@@ -48,6 +48,12 @@ def test_questions_and_answers_become_one_line_of_plain_text() -> None:
     ]
 
 
+def test_quotes_lists_and_emphasis_lose_their_marks_but_snake_case_stays() -> None:
+    markdown = "> Plug it in. [1]\n\n- *Lantern* › _Charge_\n2. the default_mode setting"
+    [turn] = turns(conversation_glance([question("Q"), answer(markdown)]))
+    assert turn["a"] == "Plug it in. [1] Lantern › Charge the default_mode setting"
+
+
 def test_a_notice_answer_and_an_unanswered_question_are_kept_as_they_are() -> None:
     glance = conversation_glance(
         [question("Q1", 1), answer("", 1, notice="Not found in the docs."), question("Q2", 2)]

@@ -36,9 +36,11 @@ GLANCE_MAX_CHARS in web/agentskit-ask.js. Escaping at most doubles a character, 
 ELLIPSIS: Final = "…"
 
 _FENCE: Final = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
-_HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+_LINE_MARKS: Final = re.compile(r"^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d{1,9}[.)]\s+)", re.MULTILINE)
+"""Heading, block quote and list marks at the start of a line."""
 _LINK: Final = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-_EMPHASIS: Final = re.compile(r"(\*\*|__|`+)")
+_EMPHASIS: Final = re.compile(r"\*\*|__|`+|(?<![\w*])[*_](?=\S)|(?<=\S)[*_](?![\w*])")
+"""Strong, code and emphasis marks (a `*` or `_` inside a word, as in snake_case, stays)."""
 _CONTROL_OR_SPACE: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
 
 
@@ -48,10 +50,10 @@ def glance_key(storage_key: str) -> str:
 
 
 def _plain(text: str) -> str:
-    """Markdown read as a line of plain text: fences, heading marks, emphasis and link
-    targets dropped, every run of whitespace or control characters one space."""
+    """Markdown read as a line of plain text: fences, heading, quote and list marks,
+    emphasis and link targets dropped, every run of whitespace or control characters one space."""
     text = _FENCE.sub(" ", text)
-    text = _HEADING.sub("", text)
+    text = _LINE_MARKS.sub("", text)
     text = _LINK.sub(r"\1", text)
     text = _EMPHASIS.sub("", text)
     return _CONTROL_OR_SPACE.sub(" ", text).strip()
