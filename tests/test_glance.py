@@ -87,3 +87,29 @@ def test_the_worst_escaping_stays_within_what_the_loader_accepts() -> None:
     text = conversation_glance(messages)
     assert text is not None and js_length(text) <= GLANCE_MAX_CHARS
     assert all(turn["q"].startswith('"\\') for turn in turns(text))
+
+
+def test_the_loader_checks_the_same_bounds() -> None:
+    """web/agentskit-ask.js validates what this module writes: its constants must agree."""
+    import re
+    from pathlib import Path
+
+    from agentskit_web.chat.memory import glance
+
+    loader = (Path(__file__).resolve().parents[1] / "web" / "agentskit-ask.js").read_text()
+    found = {
+        name: value.replace("_", "")
+        for name, value in re.findall(r"^const (GLANCE_\w+) = ([\w\":]+);", loader, re.MULTILINE)
+    }
+    expected = {
+        name: json.dumps(getattr(glance, name))
+        for name in (
+            "GLANCE_SUFFIX",
+            "GLANCE_VERSION",
+            "GLANCE_MAX_CHARS",
+            "GLANCE_TURNS",
+            "GLANCE_QUESTION_MAX_CHARS",
+            "GLANCE_ANSWER_MAX_CHARS",
+        )
+    }
+    assert found == expected
