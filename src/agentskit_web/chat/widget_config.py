@@ -18,6 +18,7 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | `layout` | `inline` (a box in the page) or `launcher` (a floating button, a dialog) | `inline` |
 | `strings` | UI strings to replace, a JSON object (keys: `DEFAULT_STRINGS`) | none |
 | `boot` | when the runtime loads: `intent`, `idle` or `eager` (read by the loader) | `intent` |
+| `position`, `into` | the launcher's corner; the element an inline box moves into (loader) | none |
 | `links` | where answer and source links open: `same-tab` or `new-tab` | `same-tab` |
 | `images` | path prefix (`/assets/`) under which answer images may load | none: links |
 
