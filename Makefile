@@ -171,6 +171,7 @@ bench: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench question-log
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --no-build
+	$(PY) -m agentskit_web.bench idle --no-build
 	$(PY) -m agentskit_web.bench scale
 	$(PY) -m agentskit_web.bench index --runs 3
 
@@ -189,6 +190,7 @@ bench-smoke: $(STAMP) chromium site redis-server postgresql haproxy
 	$(PY) -m agentskit_web.bench question-log --smoke
 	$(PY) -m agentskit_web.bench answers
 	$(PY) -m agentskit_web.bench embed --smoke --no-build
+	$(PY) -m agentskit_web.bench idle --smoke --no-build
 	$(PY) -m agentskit_web.bench scale --smoke
 	$(PY) -m agentskit_web.bench index --smoke
 

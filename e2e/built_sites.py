@@ -175,9 +175,8 @@ plugins:
   - search
   - agentskit-ask:
       endpoint: /api/ask
-      layout: inline
-      boot: intent
 """
+"""The plugin's defaults (the launcher, boot on intent) but for the backend it asks."""
 MARKDOWN_EXTENSIONS = """
 markdown_extensions:
   - attr_list

@@ -11,6 +11,7 @@ violation, of any impact, fails.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,3 +123,32 @@ def test_axe_is_never_served_to_readers(demo: DemoServer, dist: Path) -> None:
     served = [p for p in dist.rglob("*") if p.is_file() and "axe" in p.name.lower()]
     assert served == []
     assert AXE.is_file(), "axe-core is installed from web/package-lock.json"
+
+
+@pytest.mark.parametrize("layout", ["inline", "launcher"])
+def test_axe_finds_no_violation_in_a_returning_readers_glance(
+    page: Page, demo: DemoServer, dist: Path, layout: str
+) -> None:
+    """The saved conversation painted by the loader (no Python), in the box or the dialog."""
+    glance = json.dumps({"v": 1, "turns": [{"q": QUESTION, "a": "Set a limit per client."}]})
+    key = json.dumps("agentskit-web-docs:ask:glance")  # the demo's storage-key + ":glance"
+    page.add_init_script(f"localStorage.setItem({key}, {json.dumps(glance)});")
+    page.route("**/runtime.*/**", lambda route: None)  # held: the glance stays on screen
+    if layout == "launcher":
+        body = _launcher_page(dist)
+        page.route(
+            demo.url + "/",
+            lambda route: route.fulfill(
+                status=200, content_type="text/html; charset=utf-8", body=body
+            ),
+        )
+    page.goto(demo.url + "/")
+    host = page.locator("agentskit-ask")
+    if layout == "launcher":
+        expect(host.locator(".ak-launcher[data-waiting]")).to_be_visible()
+        _axe(page, "launcher with a conversation waiting")
+        host.locator(".ak-launcher").click()
+    glance_log = host.locator(".ak-glance")
+    expect(glance_log).to_be_visible()
+    expect(glance_log.locator(".ak-user-text")).to_have_text(QUESTION)
+    _axe(page, f"{layout}, the saved conversation's glance")

@@ -24,7 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
 from agentskit_web.cli.preview import preview_config
 from agentskit_web.server.preview import PreviewConfig, PreviewServer
@@ -77,7 +77,6 @@ def watch(request: pytest.FixtureRequest) -> Watch:
 
 def test_every_cited_link_resolves_on_the_built_site(
     page: Page,
-    context: BrowserContext,
     watch: Watch,
     previewed: tuple[BuiltSite, PreviewServer],
     ask_widget: AskWidget,
@@ -106,13 +105,9 @@ def test_every_cited_link_resolves_on_the_built_site(
         "guide/battery.md" if site.build.generator == "mkdocs" else "battery.rst"
     ), first
     link = page.locator("agentskit-ask .ak-source-link").first
-    with context.expect_page() as opened:
-        link.click()
-    target = opened.value
-    target.on("console", watch.on_console)
-    target.on("pageerror", watch.on_page_error)
-    target.wait_for_load_state()
-    assert target.url == first
+    link.click()  # the same tab (the default)
+    page.wait_for_url(first)
+    target = page
     fragment = unquote(urlsplit(first).fragment)
     assert fragment, f"the top source {first} names no section"
     expect(target.locator(f"[id='{fragment}']")).to_have_count(1)

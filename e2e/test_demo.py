@@ -112,14 +112,12 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     assert re.fullmatch(r"/docs/[a-z-]+\.html", target.path), href
     assert target.fragment, "the top source names a section"
 
-    # 3. Following it opens that page at that heading, with the conversation there too.
-    with context.expect_page() as opened:
-        links.first.click()
-    docs_page = opened.value
-    docs_page.on("console", watch.on_console)
-    docs_page.on("pageerror", watch.on_page_error)
+    # 3. Following it opens that page at that heading, in the same tab (the default), with
+    # the conversation there too.
+    links.first.click()
+    page.wait_for_url(href)
+    docs_page = page
     docs_page.wait_for_load_state()
-    assert docs_page.url == href
     anchor = unquote(target.fragment)
     heading = docs_page.locator(f"main [id='{anchor}']")
     expect(heading).to_have_count(1)
@@ -130,7 +128,6 @@ def test_the_demo_journey_stream_cite_reload_then_offline(
     # sit up to a pixel above the viewport's top edge and is still on screen.
     assert -1 < top < docs_page.viewport_size["height"], "the heading is on screen"
     assert _messages(docs_page) == ["user", "assistant"]
-    page.close()
 
     # 4. Reload: the conversation is restored from storage, sources included.
     docs_page.reload()

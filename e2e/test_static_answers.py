@@ -528,7 +528,7 @@ class TestOffline:
         planted = kept_parts_within(page, sorted([*fetched, *earlier]), 0)
         assert set(earlier) <= set(planted) and manifest not in planted
 
-        page.reload()  # a returning reader: the box boots at idle, the index waits for a question
+        page.reload()  # a returning reader: the glance shows, Python boots on intent (open)
         widget = AskWidget(page).open()
         widget.ask(QUESTION)
         assert widget.wait_answer() == "complete"

@@ -40,6 +40,8 @@ class FakeText(FakeNode):
 
 
 class FakeElement(FakeNode):
+    offsetTop = 0  # layout stand-in: where the element starts in its offsetParent
+
     def __init__(self, tag: str, namespace: str | None = None) -> None:
         object.__setattr__(self, "tag", tag)
         object.__setattr__(self, "namespace", namespace)

@@ -5,7 +5,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from agentskit_web.browser.conversation_view import ConversationView
+from agentskit_web.browser.conversation_view import QUESTION_MARGIN_PX, ConversationView
 from agentskit_web.browser.dom_render import (
     LINK_REL,
     TAIL_NODE_MAX_CHARS,
@@ -19,7 +19,7 @@ from agentskit_web.chat import (
     create_ask_session_memory,
     define_chat,
 )
-from agentskit_web.chat.conversation import Conversation
+from agentskit_web.chat.conversation import Conversation, Updated
 from agentskit_web.chat.view.tree import element
 from fake_dom import FakeDocument, FakeElement, FakeText, make_url
 
@@ -34,15 +34,19 @@ def anchors(root: FakeElement) -> list[FakeElement]:
     return [node for node in root.walk() if node.tag == "a"]
 
 
-def test_links_are_normalised_and_open_in_a_new_tab() -> None:
-    root = builder().build(element("p", None, (element("a", {"href": "/docs/x#y"}, ("x",)),)))
+def test_links_are_normalised_and_open_in_the_same_tab_unless_the_site_asks() -> None:
+    tree = element("p", None, (element("a", {"href": "/docs/x#y"}, ("x",)),))
+    root = builder().build(tree)
     [link] = anchors(root)
+    assert link.attributes == {"href": "http://127.0.0.1:8000/docs/x#y", "rel": LINK_REL}
+    assert root.textContent == "x"
+    new_tab = DomBuilder(FakeDocument(), UrlPolicy(make_url, PAGE, new_tab=True)).build(tree)
+    [link] = anchors(new_tab)
     assert link.attributes == {
         "href": "http://127.0.0.1:8000/docs/x#y",
         "target": "_blank",
         "rel": LINK_REL,
     }
-    assert root.textContent == "x"
 
 
 def test_fragment_links_resolve_against_the_page() -> None:
@@ -317,6 +321,7 @@ def test_feedback_is_reflected_in_aria_pressed() -> None:
 def test_reset_rebuilds_and_scroll_follows_only_near_the_bottom() -> None:
     transport = Transport([{"type": "text", "delta": "A"}, {"type": "done"}])
     conversation, view, log = log_view(transport)
+    object.__setattr__(log, "scrollHeight", 200)  # a short answer: the whole log is in view
     asyncio.run(conversation.send("Q"))
     assert log.scrollTop == log.scrollHeight
     object.__setattr__(log, "scrollHeight", 2_000)
@@ -385,7 +390,7 @@ def test_a_new_question_is_scrolled_into_view_despite_the_clamp_its_layout_cause
     frames: list[Callable[[], None]] = []
     dom = builder()
     log = dom.document.createElement("div")
-    for name, value in (("scrollHeight", 500), ("scrollTop", 0), ("clientHeight", 200)):
+    for name, value in (("scrollHeight", 200), ("scrollTop", 0), ("clientHeight", 200)):
         object.__setattr__(log, name, value)
     transport = Transport([{"type": "text", "delta": "A"}, {"type": "done"}])
     definition = define_chat(
@@ -403,8 +408,10 @@ def test_a_new_question_is_scrolled_into_view_despite_the_clamp_its_layout_cause
 
     asyncio.run(conversation.send("First"))
     run_frames()
-    assert log.scrollTop == 500
+    assert log.scrollTop == 200
     asyncio.run(conversation.send("Second"))
+    [_, _, second, _] = log.children
+    object.__setattr__(second, "offsetTop", 1_400)  # the question and its short answer below
     object.__setattr__(log, "scrollHeight", 1_500)
     object.__setattr__(log, "scrollTop", 300)  # the clamp, reported before the frame
     view.on_scroll()
@@ -414,3 +421,55 @@ def test_a_new_question_is_scrolled_into_view_despite_the_clamp_its_layout_cause
     object.__setattr__(log, "scrollTop", 100)  # after that frame, a move up is the reader's
     view.on_scroll()
     assert not view.follow
+
+
+def test_a_long_answer_stops_at_its_question_and_a_reader_at_the_bottom_follows_again() -> None:
+    """The finished answer opens at its beginning: following stops once the question is at
+    the log's top; the reader's own scroll back to the bottom resumes following."""
+    frames: list[Callable[[], None]] = []
+    dom = builder()
+    log = dom.document.createElement("div")
+    for name, value in (("scrollHeight", 200), ("scrollTop", 0), ("clientHeight", 200)):
+        object.__setattr__(log, name, value)
+    gate = asyncio.Event()
+    chunks = [{"type": "text", "delta": "Long "}, {"type": "text", "delta": "answer"}]
+    transport = Transport(([*chunks, {"type": "done"}], gate))
+    definition = define_chat(
+        id="docs",
+        adapter=create_ask_adapter(endpoint="/api/ask", transport=transport),
+        memory=create_ask_session_memory(key="k", storage=MemoryStorage()),
+    )
+    conversation = Conversation(definition)
+    view = ConversationView(dom, log, definition.components, schedule_frame=frames.append)
+    conversation.subscribe(view.handle)
+
+    def run_frames() -> None:
+        while frames:
+            frames.pop(0)()
+
+    async def scenario() -> None:
+        sending = asyncio.ensure_future(conversation.send("Question"))
+        await asyncio.sleep(0)
+        question = log.children[0]
+        object.__setattr__(question, "offsetTop", 40)
+        run_frames()
+        assert log.scrollTop == 200 and view.follow, "a short answer so far: the end is in view"
+        object.__setattr__(log, "scrollHeight", 3_000)  # the answer grew past the log
+        gate.set()
+        await sending
+        run_frames()
+        assert log.scrollTop == 40 - QUESTION_MARGIN_PX, "the question at the top"
+        assert not view.follow
+        object.__setattr__(log, "scrollHeight", 4_000)
+        view.handle(Updated(conversation.messages[-1]))
+        run_frames()
+        assert log.scrollTop == 40 - QUESTION_MARGIN_PX, "more content does not move the reader"
+        object.__setattr__(log, "scrollTop", 3_800)  # the reader scrolls to the bottom
+        view.on_scroll()
+        assert view.follow
+        object.__setattr__(log, "scrollHeight", 5_000)
+        view.handle(Updated(conversation.messages[-1]))
+        run_frames()
+        assert log.scrollTop == 5_000, "back at the bottom, the reader follows again"
+
+    asyncio.run(scenario())

@@ -134,7 +134,8 @@ def test_sphinx_writes_the_embed_relative_to_each_page_and_copies_prebuilt_asset
     # A site path is written relative to the page; a /-rooted endpoint is left as it is.
     assert attributes["knowledge"] == "../../faq/knowledge.json"
     assert attributes["endpoint"] == "/api/ask"
-    assert attributes["layout"] == "inline"
+    assert attributes["layout"] == "inline"  # the fixture's conf.py
+    assert attributes["site-theme"] == "furo", "furo's colours and switch (agentskit-ask.css)"
     assert _embed(site / "index.html")[0] == "static/ask/agentskit-ask.js"
     assert is_assets_folder(site / "static" / "ask")
 
@@ -142,12 +143,23 @@ def test_sphinx_writes_the_embed_relative_to_each_page_and_copies_prebuilt_asset
 def test_a_bad_sphinx_setting_stops_the_build_and_names_it(tmp_path: Path) -> None:
     done = _sphinx(tmp_path, "agentskit_ask_layout=sidebar")
     assert done.returncode != 0
-    assert "agentskit_ask_layout" in done.stderr and "inline, launcher" in done.stderr
+    assert "agentskit_ask_layout" in done.stderr and "launcher, inline" in done.stderr
     assert not (tmp_path / "site" / "index.html").exists()
 
 
 def test_options_are_validated_with_the_setting_named() -> None:
-    assert embed_options({}).layout == "inline"
+    defaults = embed_options({})
+    # The launcher by default; its corner and where links open are the loader's defaults
+    # (bottom-right, same tab), written only when a site chooses another.
+    assert (defaults.layout, defaults.placement) == ("launcher", "end")
+    assert defaults.value("position") is None and defaults.value("links") is None
+    named = embed_options({"layout": "inline", "placement": "#ask-here"})
+    assert named.value("into") == "#ask-here"
+    for bad in ('#a"><script>', "", " #a", "x" * 201):
+        with pytest.raises(EmbedConfigError, match="placement"):
+            embed_options({"placement": bad})
+    with pytest.raises(EmbedConfigError, match="position: 'top' is not one of"):
+        embed_options({"position": "top"})
     assert (
         embed_options({"boot": "eager", "endpoint": "https://ask.example.org/v1"}).boot == "eager"
     )
@@ -231,6 +243,9 @@ EVERY_ATTRIBUTE: dict[str, object] = {
     "strings": {"send": "Envoyer"},
     "theme": "dark",
     "layout": "launcher",
+    "position": "bottom-left",
+    "into": "#ask-here",
+    "links": "new-tab",
     "boot": "idle",
     "offline": "cache",
     "snapshot": "keep",
@@ -267,7 +282,8 @@ def test_every_attribute_of_the_docs_table_is_an_option() -> None:
     from agentskit_web.integrations.sphinx_ext import SETTINGS
 
     names = {attribute.name for attribute in ATTRIBUTES}
-    assert _docs_attribute_names() == names
+    # `site-theme` is written by the plugins for the theme they build with, not an option.
+    assert _docs_attribute_names() == names | {"site-theme"}
     assert set(EVERY_ATTRIBUTE) == names
     mkdocs_options = {key for key, _option in AgentskitAskConfig._schema}
     assert {attribute.option for attribute in ATTRIBUTES} <= mkdocs_options
@@ -355,3 +371,41 @@ def test_a_bad_attribute_option_stops_either_build_and_names_it(
     assert done.returncode != 0 and option in done.stderr, done.stderr
     done = _sphinx_with(tmp_path / "s", {option: value, "assets_from": str(prebuilt)})
     assert done.returncode != 0 and f"agentskit_ask_{option}" in done.stderr, done.stderr
+
+
+def test_the_inline_box_goes_where_the_placement_says(tmp_path: Path, prebuilt: Path) -> None:
+    done = _mkdocs(
+        tmp_path, f"      assets_from: {prebuilt}\n      layout: inline\n      placement: start\n"
+    )
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    [element] = ELEMENT.findall(page)
+    first_heading = page.index("<h1")
+    assert page.index(element) < first_heading, "placement: start puts the box before the content"
+    assert 'layout="inline"' in element and "position=" not in element
+
+    named = tmp_path / "named"
+    named.mkdir()
+    done = _sphinx(
+        named,
+        f"agentskit_ask_assets_from={prebuilt}",
+        "agentskit_ask_layout=inline",
+        "agentskit_ask_placement=#ask-here",
+        "agentskit_ask_links=new-tab",
+    )
+    assert done.returncode == 0, done.stderr
+    _, attributes = _embed(named / "site" / "index.html")
+    assert attributes["into"] == "#ask-here" and attributes["links"] == "new-tab"
+
+
+def test_element_tag_writes_only_what_differs_from_the_loader_defaults() -> None:
+    def tag(**settings: object) -> str:
+        return element_tag(embed_options(settings), lambda target: target)
+
+    assert 'layout="launcher"' in tag()
+    assert "position=" not in tag() and "into=" not in tag() and "links=" not in tag()
+    assert 'position="bottom-left"' in tag(position="bottom-left")
+    inline = tag(layout="inline", placement=".md-content")
+    assert 'into=".md-content"' in inline and "position=" not in inline
+    assert "into=" not in tag(layout="inline", placement="start")
+    assert 'links="new-tab"' in tag(links="new-tab")

@@ -21,6 +21,7 @@ const BASE = new URL(".", import.meta.url);
 const SHARED_KEY = Symbol.for("agentskit-ask");
 const BOOT_MODES = ["intent", "idle", "eager"];
 const LAYOUTS = ["inline", "launcher"];
+const POSITIONS = ["bottom-right", "bottom-left"];
 const BOOT_TIMEOUT_MS = 180_000;
 const IDLE_TIMEOUT_MS = 5_000;
 const STRING_MAX_CHARS = 200;
@@ -37,6 +38,8 @@ const DEFAULT_STRINGS = Object.freeze({
   kept: "Your question is kept and will be sent as soon as the assistant is ready.",
   failed: "The assistant could not start.",
   retry: "Retry",
+  waiting: "your conversation is waiting",
+  glance: "Your last conversation",
 });
 
 // One runtime per page, even if two copies of this loader (two URLs) are on it.
@@ -54,21 +57,6 @@ function warnOnce(key, message, say = console.warn) {
   if (shared.warned.has(key)) return;
   shared.warned.add(key);
   say(`agentskit-ask: ${message}`);
-}
-
-// A reader who already has a conversation on this site has shown intent: the runtime boots
-// at idle so a new tab shows it without a click. Only the key's presence is read (Python
-// validates the value); the key is the one widget_config.py derives (storage-key, else
-// agentskit:ask:<chat-id>). Storage that is blocked reads as nothing saved.
-function hasSavedConversation(element) {
-  const key =
-    element.getAttribute("storage-key") ||
-    `agentskit:ask:${element.getAttribute("chat-id") || "ask"}`;
-  try {
-    return localStorage.getItem(key) !== null;
-  } catch {
-    return false;
-  }
 }
 
 function choice(element, name, allowed) {
@@ -550,6 +538,111 @@ function fetchedIndexFiles() {
 }
 // ---------------------------------------------------------------- end of static answers
 
+// ---------------------------------------------------------------- the glance (no Python)
+// A returning reader's page costs what a first visit costs until they reach for the box:
+// nothing of the runtime loads before intent. Their conversation is still shown at once,
+// from the glance the Python widget keeps beside it (chat/memory/glance.py): a bounded
+// JSON value of plain text, read here, validated whole (anything else is ignored), and
+// painted with textContent only. When Python mounts on intent, the full conversation
+// replaces it. The key and storage area follow widget_config.py: storage-key, else
+// agentskit:ask:<chat-id>, plus ":glance"; storage="session" reads sessionStorage and
+// storage="none" keeps nothing.
+
+const GLANCE_SUFFIX = ":glance";
+const GLANCE_VERSION = 1;
+const GLANCE_MAX_CHARS = 8_192; // as chat/memory/glance.py
+const GLANCE_TURNS = 3;
+const GLANCE_QUESTION_MAX_CHARS = 300;
+const GLANCE_ANSWER_MAX_CHARS = 600;
+
+function glanceArea(element) {
+  const storage = (element.getAttribute("storage") || "local").trim().toLowerCase();
+  if (storage === "none") return null;
+  try {
+    return storage === "session" ? sessionStorage : localStorage;
+  } catch {
+    return null; // storage blocked: nothing kept, nothing shown
+  }
+}
+
+/** The stored glance as [{q, a}], or null when there is none or it is not a valid one. */
+function readGlance(element) {
+  const key =
+    (element.getAttribute("storage-key") || `agentskit:ask:${element.getAttribute("chat-id") || "ask"}`) +
+    GLANCE_SUFFIX;
+  let raw = null;
+  try {
+    raw = glanceArea(element)?.getItem(key) ?? null;
+  } catch {
+    return null;
+  }
+  if (typeof raw !== "string" || raw.length > GLANCE_MAX_CHARS) return null;
+  let value;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  const turns = value?.turns;
+  if (value?.v !== GLANCE_VERSION || !Array.isArray(turns) || !turns.length || turns.length > GLANCE_TURNS) {
+    return null;
+  }
+  const valid = turns.every(
+    (turn) =>
+      typeof turn?.q === "string" && turn.q.trim() && turn.q.length <= GLANCE_QUESTION_MAX_CHARS &&
+      typeof turn.a === "string" && turn.a.length <= GLANCE_ANSWER_MAX_CHARS,
+  );
+  return valid ? turns.map((turn) => ({ q: turn.q, a: turn.a })) : null;
+}
+
+/** The glance as a log of plain-text messages (the widget's own message classes). */
+function glanceLog(turns, strings) {
+  const log = make("div", { class: "ak-log ak-glance", role: "log", "aria-label": strings.glance, tabindex: "0" });
+  for (const turn of turns) {
+    const question = make("article", { class: "ak-message ak-user", dir: "auto" });
+    question.append(make("p", { class: "ak-user-text" }, turn.q));
+    log.append(question);
+    if (turn.a) {
+      const answer = make("article", { class: "ak-message ak-assistant", dir: "auto" });
+      answer.append(make("p", { class: "ak-plain" }, turn.a));
+      log.append(answer);
+    }
+  }
+  return log;
+}
+// ---------------------------------------------------------------- end of the glance
+
+// ---------------------------------------------------------------- the page's theme
+// On a documentation theme with its own light/dark switch the box follows the switch,
+// not only prefers-color-scheme: MkDocs Material writes data-md-color-scheme on <body>
+// ("slate" is dark), Furo writes data-theme ("dark", "light" or "auto"). The loader
+// mirrors it as data-page-scheme on each element; the stylesheet picks the palette
+// from it unless the element's theme attribute names light or dark.
+
+function pageScheme() {
+  const body = document.body;
+  if (!body) return "";
+  const material = body.getAttribute("data-md-color-scheme");
+  if (material) return material === "slate" ? "dark" : "light";
+  const furo = body.getAttribute("data-theme");
+  return furo === "dark" || furo === "light" ? furo : "";
+}
+
+function followPageScheme() {
+  const apply = () => {
+    const scheme = pageScheme();
+    for (const element of shared.elements) {
+      if (scheme) element.dataset.pageScheme = scheme;
+      else delete element.dataset.pageScheme;
+    }
+  };
+  apply();
+  if (shared.schemeObserver || !document.body) return;
+  shared.schemeObserver = new MutationObserver(apply);
+  shared.schemeObserver.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme", "data-theme"] });
+}
+// ---------------------------------------------------------------- end of the page's theme
+
 // ---------------------------------------------------------------- the element
 
 class AskElement extends HTMLElement {
@@ -569,9 +662,12 @@ class AskElement extends HTMLElement {
       document.addEventListener("keydown", onPageKey);
     }
     if (this.shadowRoot) return; // moved within the page: already drawn
+    if (this.#moveInto()) return; // connected again where the site asked
     this.#strings = stringsOf(this);
     this.#layout = choice(this, "layout", LAYOUTS);
+    choice(this, "position", POSITIONS); // said once if unknown; the stylesheet places it
     this.#draw();
+    followPageScheme();
     this.dataset.answers = answersOf(this);
     this.#setState("idle", this.#strings.idle);
     if (!performance.getEntriesByName("agentskit:shell").length) {
@@ -585,10 +681,25 @@ class AskElement extends HTMLElement {
     const mode = choice(this, "boot", BOOT_MODES);
     if (mode === "eager") this.#start();
     else if (mode === "idle") this.#whenIdle();
-    else {
-      this.#onIntent();
-      if (hasSavedConversation(this)) this.#whenIdle();
+    else this.#onIntent(); // a saved conversation shows as its glance: no boot before intent
+  }
+
+  // into="#selector" (the inline layout's placement in an element the site names): the
+  // element moves itself there once; a selector that finds nothing leaves it where it is.
+  #moveInto() {
+    const selector = this.getAttribute("into");
+    if (!selector || this.dataset.placed !== undefined) return false;
+    this.dataset.placed = "";
+    let target = null;
+    try {
+      target = document.querySelector(selector);
+    } catch {} // not a selector: said below
+    if (!target || target.contains(this)) {
+      if (!target) warnOnce(`into=${selector}`, `into="${selector}" matches no element; the box stays where it is.`);
+      return false;
     }
+    target.append(this);
+    return true;
   }
 
   disconnectedCallback() {
@@ -598,6 +709,7 @@ class AskElement extends HTMLElement {
   /** Open the box and focus the question (Ctrl/Cmd-K, the launcher button). */
   open() {
     const { dialog, launcher } = this.#parts;
+    if (launcher) delete launcher.dataset.waiting; // seen: the dot has said what it had to
     if (dialog && !dialog.open) {
       this.#returnFocus = document.activeElement;
       dialog.showModal();
@@ -627,7 +739,10 @@ class AskElement extends HTMLElement {
     sheet.href = ASSETS ? new URL(ASSETS.stylesheet, BASE).href : "";
     const box = make("div", { class: "ak-box" });
     box.hidden = true; // shown once styled, so the shell never flashes unstyled
-    const show = () => (box.hidden = false);
+    const show = () => {
+      box.hidden = false;
+      if (this.dataset.glance === "painted") requestAnimationFrame(() => setTimeout(() => performance.mark("agentskit:glance-painted")));
+    };
     sheet.addEventListener("load", show, { once: true });
     sheet.addEventListener("error", show, { once: true });
     const shell = make("section", { class: "ak-widget ak-shell", "aria-labelledby": "ak-heading" });
@@ -652,7 +767,9 @@ class AskElement extends HTMLElement {
     const message = make("p", { class: "ak-error-message" });
     const retry = make("button", { type: "button", class: "ak-retry" }, strings.retry);
     failure.append(message, retry);
-    shell.append(header, form, status, progress, failure);
+    const glance = readGlance(this);
+    if (glance) shell.append(header, glanceLog(glance, strings), form, status, progress, failure);
+    else shell.append(header, form, status, progress, failure);
     let dialog = null;
     let launcher = null;
     if (this.#layout === "launcher") {
@@ -662,12 +779,26 @@ class AskElement extends HTMLElement {
         "aria-haspopup": "dialog",
         "aria-keyshortcuts": "Control+K Meta+K",
       }, strings.launcher);
-      launcher.append(make("kbd", { "aria-hidden": "true" }, "Ctrl K"));
+      const mac = /Mac|iPhone|iPad/.test(navigator.platform);
+      launcher.append(make("kbd", { "aria-hidden": "true" }, mac ? "⌘ K" : "Ctrl K"));
+      if (glance) {
+        launcher.dataset.waiting = "";
+        launcher.append(make("span", { class: "ak-visually-hidden" }, ` (${strings.waiting})`));
+      }
       dialog = make("dialog", { class: "ak-dialog", "aria-labelledby": "ak-heading" });
       const close = make("button", { type: "button", class: "ak-quiet ak-close" }, strings.close);
       header.append(close);
       close.addEventListener("click", () => this.close());
       dialog.addEventListener("close", () => this.#returnFocus?.isConnected && this.#returnFocus.focus());
+      // Esc closes the dialog even on a page whose own keydown handler prevents the default
+      // (Furo's does, at the document, which would cancel the dialog's own Esc); the page's
+      // handler does not see an Esc that was meant for the dialog.
+      dialog.addEventListener("keydown", (event) => {
+        if (event.key !== "Escape" || event.isComposing || !dialog.open) return;
+        event.preventDefault();
+        event.stopPropagation();
+        this.close();
+      });
       dialog.append(box);
       box.append(shell);
       launcher.addEventListener("click", () => this.open());
@@ -688,6 +819,7 @@ class AskElement extends HTMLElement {
     });
     retry.addEventListener("click", () => this.#start(true));
     this.#parts = { box, shell, input, status, progress, failure, message, dialog, launcher };
+    if (glance) this.dataset.glance = "painted"; // tests and the bench read it
   }
 
   #onIntent() {
@@ -828,7 +960,10 @@ class AskElement extends HTMLElement {
   }
 }
 
-if (!customElements.get(ELEMENT)) customElements.define(ELEMENT, AskElement);
+if (!customElements.get(ELEMENT)) {
+  performance.mark("agentskit:defined"); // the glance's time is measured from here
+  customElements.define(ELEMENT, AskElement);
+}
 
 globalThis.agentskitAsk ??= Object.freeze({
   assets: ASSETS,

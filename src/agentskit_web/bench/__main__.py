@@ -2,9 +2,10 @@
 
 `protocol` and `ask` (stream.py), `boot` (boot.py, the default), `weight`
 (weight.py), `render` (render.py), `turn` (turn.py), `backend` (backend.py),
-`answers` (answers.py), `static` (static.py), `embed` (embed.py), `scale` (scale.py),
-`question-log` (question_log.py) and `index` (index.py); `make bench` runs them all.
-`snapshot` (snapshot.py) is an experiment (issue 25), run by hand, not by `make bench`.
+`answers` (answers.py), `static` (static.py), `embed` (embed.py), `idle`
+(idle_page.py), `scale` (scale.py), `question-log` (question_log.py) and `index`
+(index.py); `make bench` runs them all. `snapshot` (snapshot.py) is an experiment
+(issue 25), run by hand, not by `make bench`.
 Harnesses that run inside a page live in bench/page/ and ship in their own
 wheel, which only the benchmark pages fetch.
 """
@@ -87,6 +88,11 @@ SECTIONS: dict[str, tuple[str, Section]] = {
     "embed": (
         "one-line embed: page-view cost vs no embed, intent->ready vs bare Pyodide, 2nd page",
         _section("embed", "embed_command"),
+    ),
+    "idle": (
+        "page view before intent, first visit and returning reader vs no widget: bytes, "
+        "long tasks, runtime requests; saved conversation visible after define",
+        _section("idle_page", "idle_command"),
     ),
     "snapshot": (
         "experiment: boot from a Pyodide memory snapshot (own options: snapshot -h)",

@@ -19,8 +19,12 @@ question and everything after it.
 Scrolling follows the stream only while the reader is within
 `FOLLOW_THRESHOLD_PX` of the bottom; scrolling up stops it until the reader
 comes back down (or asks a new question: that question is always scrolled
-into view). The scroll itself is written once per animation frame, not per
-chunk.
+into view). Following never goes past the latest question: once a long answer
+fills the log, the question stays at its top (QUESTION_MARGIN_PX below it) and
+following stops, so a finished answer reads from its beginning and the reader
+scrolls on at their own pace. A restored conversation opens at its last
+question likewise. The scroll itself is written once per animation frame, not
+per chunk.
 
 Message chrome (labels, buttons) is built with `createElement` and
 `textContent` from fixed strings; message text only ever becomes text nodes.
@@ -46,6 +50,8 @@ from .dom_render import DomBuilder, MessageBody, render_message_body
 from .js_values import present
 
 FOLLOW_THRESHOLD_PX: Final = 48
+QUESTION_MARGIN_PX: Final = 8
+"""Room left above the latest question when it is scrolled to the top of the log."""
 SVG_NS: Final = "http://www.w3.org/2000/svg"
 ICONS: Final = {
     "up": (
@@ -335,6 +341,8 @@ class ConversationView:
         self._scroll_pending = False
         self._question_pending = False
         self._last_top = 0.0
+        self._question: Any = None
+        """The latest question's element: following stops once it reaches the log's top."""
         self.follow = True
         self._clock = clock
         self._schedule_later = schedule_later
@@ -422,6 +430,8 @@ class ConversationView:
             removed = self._messages.pop(event.message_id, None)
             if removed is not None:
                 removed.element.remove()
+                if removed.element is self._question:
+                    self._question = None
         elif isinstance(event, Reset):
             self._reset(event.messages)
         elif isinstance(event, StatusChanged):
@@ -435,9 +445,12 @@ class ConversationView:
         view = _MessageElement(self, message)
         self._messages[message.id] = view
         self.log.appendChild(view.element)
+        if message.role == "user":
+            self._question = view.element
 
     def _reset(self, messages: tuple[ChatMessage, ...]) -> None:
         self._messages.clear()
+        self._question = None
         self.log.replaceChildren()
         for message in messages:
             self._append(message)
@@ -513,8 +526,20 @@ class ConversationView:
         self._scroll_pending = False
         self._question_pending = False
         if self.follow:
-            self.scroll_to_end()
+            self.scroll_to_latest()
 
-    def scroll_to_end(self) -> None:
-        self.log.scrollTop = self.log.scrollHeight
-        self._last_top = float(self.log.scrollTop)
+    def scroll_to_latest(self) -> None:
+        """The end of the log, but never past the latest question (see the module doc): once
+        the question reaches the top, following stops and the reader's position is theirs."""
+        log = self.log
+        end = float(log.scrollHeight)  # the browser clamps it to the last full view
+        if self._question is not None:
+            top = max(0.0, float(self._question.offsetTop) - QUESTION_MARGIN_PX)
+            if top < end - float(log.clientHeight):
+                log.scrollTop = top
+                self._last_top = float(log.scrollTop)
+                self.follow = False
+                self._question = None  # pinned once: a reader back at the bottom follows it
+                return
+        log.scrollTop = end
+        self._last_top = float(log.scrollTop)

@@ -9,7 +9,8 @@ Defence in depth: the view tree (chat/view_tree.py) already allows only
 known tags and attributes and only safe URLs. Here every `href` and `src` is
 parsed again by the browser's own `URL` parser against the page address:
 - a link stays live only as an http(s) URL without credentials, written back
-  in its normalised form, opened in a new tab with `rel="noopener noreferrer"`;
+  in its normalised form, with `rel="noopener noreferrer"`, opened in the same tab or
+  (the element's `links="new-tab"`) in a new one;
 - an image loads only when it resolves to the page's own origin; a remote
   image becomes a link to it, anything else its alt text.
 
@@ -45,8 +46,15 @@ class UrlPolicy:
     """Re-checks view-tree URLs with the browser's URL parser against the page address."""
 
     def __init__(
-        self, make_url: UrlConstructor, page_href: str, image_prefix: str | None = None
+        self,
+        make_url: UrlConstructor,
+        page_href: str,
+        image_prefix: str | None = None,
+        *,
+        new_tab: bool = False,
     ) -> None:
+        self.new_tab = new_tab
+        """Whether links open in a new tab (`target=_blank`, `rel=noopener noreferrer`)."""
         self._make_url = make_url
         self._base = page_href
         self.origin = self._origin(page_href)
@@ -121,13 +129,20 @@ class DomBuilder:
             if href is None:
                 return self._element("span", plain), True
             link = self._element("a", [*plain, ("href", href)])
-            link.setAttribute("target", LINK_TARGET)
-            link.setAttribute("rel", LINK_REL)
-            self.calls += 2
+            self._target(link)
             return link, True
         if node.tag == "img":
             return self._image(node, plain), False
         return self._element(node.tag, plain), True
+
+    def _target(self, link: Any) -> None:
+        """`rel="noopener noreferrer"` always (no Referer to another site, same tab or not);
+        a new tab only when the site asked for it (`UrlPolicy.new_tab`)."""
+        link.setAttribute("rel", LINK_REL)
+        self.calls += 1
+        if self.policy.new_tab:
+            link.setAttribute("target", LINK_TARGET)
+            self.calls += 1
 
     def _allowed_image(self, node: Node) -> Any:
         """An answer's image as <img>, when the site's `images` prefix allows its source."""
@@ -152,9 +167,8 @@ class DomBuilder:
         holder = self._element("a" if remote else "span", [("class", "ak-image-link")])
         if remote is not None:
             holder.setAttribute("href", remote)
-            holder.setAttribute("target", LINK_TARGET)
-            holder.setAttribute("rel", LINK_REL)
-            self.calls += 3
+            self.calls += 1
+            self._target(holder)
         holder.appendChild(self.text(label or "[image]"))
         self.calls += 1
         return holder

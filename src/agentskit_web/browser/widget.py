@@ -45,8 +45,10 @@ from ..chat.components.catalog import validate_component_event
 from ..chat.conversation import Connection, Conversation, ConversationEvent, StatusChanged
 from ..chat.definition import ChatDefinition, define_chat
 from ..chat.local_answers import LOCAL_CHOICES_INSTANCE
+from ..chat.memory.glance import conversation_glance, glance_key
 from ..chat.memory.legacy import create_ask_session_memory
 from ..chat.memory.sync import decide_storage_sync
+from ..chat.message import ChatMessage
 from ..chat.view.component_view import (
     COMPONENT_EVENT,
     COMPONENT_SUBMIT,
@@ -137,7 +139,12 @@ class AskWidget:
         self.box = box if present(box) else self.root
         _ensure_stylesheet(self.document, self.root)
         self._build()
-        policy = UrlPolicy(self.page.URL.new, str(self.page.location.href), config.image_prefix)
+        policy = UrlPolicy(
+            self.page.URL.new,
+            str(self.page.location.href),
+            config.image_prefix,
+            new_tab=config.links == "new-tab",
+        )
         self.builder = DomBuilder(self.document, policy)
         self.conversation = Conversation(
             definition, knowledge=knowledge, online=lambda: bool(self.page.navigator.onLine)
@@ -419,6 +426,7 @@ class AskWidget:
 
     async def _new(self) -> None:
         await self.conversation.new_conversation()
+        self._remember_stored()
         self.status.textContent = self.config.text("new_done")
         self.input.focus()
 
@@ -686,11 +694,14 @@ class AskWidget:
     # -- two tabs ----------------------------------------------------------------------------
 
     def _remember_stored(self) -> None:
+        """Note what is stored now (for other tabs' changes) and keep its glance beside it:
+        called when the conversation settles (loaded, answered, failed, cleared, replaced)."""
         storage = self.storage
         if storage is None:
             return
         with contextlib.suppress(Exception):
             self._last_known = storage.get_item(self.config.storage_key)
+        keep_glance(storage, self.config.storage_key, self.conversation.messages)
 
     def _watch_other_tabs(self) -> None:
         if self.storage is None or self.config.storage == "none":
@@ -709,10 +720,24 @@ class AskWidget:
                 decision.messages
             ):
                 self._last_known = decision.last_known
+                keep_glance(self.storage, self.config.storage_key, self.conversation.messages)
 
         kind: StorageKind = "session" if self.config.storage == "session" else "local"
         with contextlib.suppress(Exception):  # no storage events: one tab still works
             self._stop_watch = watch_other_tabs(self.config.storage_key, listener, kind)
+
+
+def keep_glance(storage: Any, storage_key: str, messages: Sequence[ChatMessage]) -> None:
+    """Store the conversation's glance (chat/memory/glance.py) for the loader to paint on
+    the next page view without Python, or remove it when the conversation is empty. A
+    full or blocked storage only costs the next page its glance."""
+    text = conversation_glance(messages)
+    key = glance_key(storage_key)
+    with contextlib.suppress(Exception):
+        if text is None:
+            storage.remove_item(key)
+        else:
+            storage.set_item(key, text)
 
 
 # -- mounting ---------------------------------------------------------------------------------

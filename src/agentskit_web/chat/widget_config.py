@@ -18,6 +18,8 @@ Attributes are a shorthand for a chat definition plus presentation options:
 | `layout` | `inline` (a box in the page) or `launcher` (a floating button, a dialog) | `inline` |
 | `strings` | UI strings to replace, a JSON object (keys: `DEFAULT_STRINGS`) | none |
 | `boot` | when the runtime loads: `intent`, `idle` or `eager` (read by the loader) | `intent` |
+| `position`, `into` | the launcher's corner; the element an inline box moves into (loader) | none |
+| `links` | where answer and source links open: `same-tab` or `new-tab` | `same-tab` |
 | `images` | path prefix (`/assets/`) under which answer images may load | none: links |
 | `feedback-endpoint` | where 👍/👎 are sent (chat/answer_feedback.py) | beside `endpoint`, if set |
 
@@ -44,6 +46,7 @@ Theme = Literal["light", "dark", "auto"]
 Protocol = Literal["ask", "turn"]
 StorageChoice = Literal["local", "session", "none"]
 Layout = Literal["inline", "launcher"]
+Links = Literal["same-tab", "new-tab"]
 
 DEFAULT_ENDPOINT: Final = "/api/ask"
 DEFAULT_TURN_ENDPOINT: Final = "/api/turn"
@@ -62,6 +65,7 @@ STRING_MAX_CHARS: Final = 200
 _THEMES: Final = ("light", "dark", "auto")
 _STORAGES: Final = ("local", "session", "none")
 _LAYOUTS: Final = ("inline", "launcher")
+_LINKS: Final = ("same-tab", "new-tab")
 _PROTOCOLS: Final = ("ask", "turn")
 
 DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
@@ -114,6 +118,8 @@ DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
         "starting": "Starting the assistant…",
         "kept": "Your question is kept and will be sent as soon as the assistant is ready.",
         "failed": "The assistant could not start.",
+        "waiting": "your conversation is waiting",
+        "glance": "Your last conversation",
     }
 )
 """Every UI string a site can replace through the `strings` attribute, with its default."""
@@ -143,6 +149,9 @@ class WidgetConfig:
     protocol: Protocol = "ask"
     feedback_endpoint: str | None = None
     """Where feedback goes when the owner names it; else beside `endpoint`, if one is set."""
+    links: Links = "same-tab"
+    """Where links in answers open: the same tab by default (a reader following a source
+    stays on the site; a new tab would start another runtime), a new tab if the site asks."""
     endpoint_set: bool = False
     """Whether the element names its `endpoint`: without one, a page whose site published
     a static index answers from it (chat/static_answers.py), else the default endpoint."""
@@ -268,6 +277,7 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
     protocol = protocol if protocol in _PROTOCOLS else "ask"
     default_endpoint = DEFAULT_TURN_ENDPOINT if protocol == "turn" else DEFAULT_ENDPOINT
     endpoint = _optional(attribute("endpoint"))
+    links = (_optional(attribute("links")) or "same-tab").lower()
     return WidgetConfig(
         endpoint=endpoint or default_endpoint,
         endpoint_set=endpoint is not None,
@@ -290,4 +300,5 @@ def config_from_attributes(get: Callable[[str], str | None] | Mapping[str, str])
         image_prefix=image_prefix_from_attribute(attribute("images")),
         protocol=protocol,  # type: ignore[arg-type]
         feedback_endpoint=_optional(attribute("feedback-endpoint")),
+        links=links if links in _LINKS else "same-tab",  # type: ignore[arg-type]
     )

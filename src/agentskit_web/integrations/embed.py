@@ -35,7 +35,14 @@ from ..protocol.identifiers import is_safe_id
 from ..protocol.limits import SITE_MAX_SUGGESTIONS
 
 BOOTS: Final = ("intent", "idle", "eager")
-LAYOUTS: Final = ("inline", "launcher")
+LAYOUTS: Final = ("launcher", "inline")
+"""The first is the default: a labelled button in a corner of every page, found at once."""
+POSITIONS: Final = ("bottom-right", "bottom-left")
+"""Where the launcher sits (the first is the default)."""
+PLACEMENTS: Final = ("end", "start")
+"""Where the inline box goes in each page's content; any other value is a CSS selector
+of an element the site names (the loader moves the box into it: `into`)."""
+LINKS: Final = ("same-tab", "new-tab")
 THEMES: Final = ("auto", "light", "dark")
 DEFAULT_ASSETS_PATH: Final = "agentskit/"
 DEFAULT_ENDPOINT: Final = None
@@ -44,6 +51,9 @@ _ABSOLUTE: Final = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|/)")
 """A URL with a scheme or a path from the host's root: written into pages as given."""
 _STORAGE_KEY: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _HINT: Final = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+_SELECTOR: Final = re.compile(r"^[#.\[]?[A-Za-z0-9_\-#.:\[\]=\s>~+()*]{1,200}$")
+"""A CSS selector of plain characters (no quotes or angle brackets: it is written into an
+attribute and read by querySelector, which reports anything invalid)."""
 
 
 class EmbedConfigError(ValueError):
@@ -87,7 +97,10 @@ ATTRIBUTES: Final = (
     Attribute("suggestions", "suggestions"),
     Attribute("strings", "strings"),
     Attribute("theme", "choice", THEMES, "auto"),
-    Attribute("layout", "choice", LAYOUTS, "inline"),
+    Attribute("layout", "choice", LAYOUTS, LAYOUTS[0]),
+    Attribute("position", "choice", POSITIONS),
+    Attribute("into", "selector"),
+    Attribute("links", "choice", LINKS),
     Attribute("boot", "choice", BOOTS, "intent"),
     Attribute("offline", "choice", ("none", "cache")),
     Attribute("snapshot", "choice", ("none", "keep")),
@@ -109,6 +122,9 @@ class EmbedOptions:
 
     attributes: Mapping[str, str] = field(default_factory=dict)
     """Attribute name -> its value as written on the element (only those set)."""
+    placement: str = PLACEMENTS[0]
+    """Where the generator writes an inline box: `end` or `start` of the content (a selector
+    is written as the element's `into`)."""
     assets_path: str = DEFAULT_ASSETS_PATH
     """The assets folder inside the built site, always ending in `/`."""
 
@@ -237,6 +253,7 @@ _VALUE_KINDS: Final[dict[str, Callable[[str, object, Attribute], str]]] = {
     "strings": lambda name, value, _a: _strings(name, value),
     "root-path": lambda name, value, _a: _root_path(name, value),
     "text": lambda name, value, _a: _text(name, value),
+    "selector": lambda name, value, _a: _selector(name, value),
 }
 """How each kind of attribute is checked and turned into the text written on the element."""
 
@@ -245,6 +262,23 @@ def _safe_id(name: str, value: object) -> str:
     if not is_safe_id(value):
         raise EmbedConfigError(f"{name}: {value!r} is not a safe id (letters, digits, _-)")
     return str(value)
+
+
+def _selector(name: str, value: object) -> str:
+    if isinstance(value, str) and _SELECTOR.match(value) and value.strip() == value:
+        return value
+    raise EmbedConfigError(f"{name}: {value!r} is not a CSS selector (e.g. #ask-here)")
+
+
+def _placement(name: str, value: object) -> str:
+    if value in PLACEMENTS:
+        return str(value)
+    if isinstance(value, str) and _SELECTOR.match(value) and value.strip() == value:
+        return value
+    raise EmbedConfigError(
+        f"{name}: {value!r} is not one of {', '.join(PLACEMENTS)} or a CSS selector "
+        "of an element on the page (e.g. #ask-here)"
+    )
 
 
 def assets_folder(name: str, value: object) -> str:
@@ -273,12 +307,17 @@ def embed_options(settings: Mapping[str, object], prefix: str = "") -> EmbedOpti
             attributes[attribute.name] = check(f"{prefix}{attribute.option}", value, attribute)
         except json.JSONDecodeError as error:
             raise EmbedConfigError(f"{prefix}{attribute.option}: not JSON ({error})") from None
+    given = settings.get("placement")
+    placement = _placement(f"{prefix}placement", PLACEMENTS[0] if given is None else given)
+    if placement not in PLACEMENTS and "into" not in attributes:
+        attributes["into"] = placement  # a selector: the loader moves the box into it
     assets_path = settings.get("assets_path")
     return EmbedOptions(
         attributes=attributes,
         assets_path=assets_folder(
             f"{prefix}assets_path", DEFAULT_ASSETS_PATH if assets_path is None else assets_path
         ),
+        placement=placement if placement in PLACEMENTS else PLACEMENTS[0],
     )
 
 
@@ -295,6 +334,11 @@ def loader_tag(src: str) -> str:
 def is_site_path(target: str) -> bool:
     """True for a path inside the built site (written relative to each page), False for a URL."""
     return not _ABSOLUTE.match(target)
+
+
+def inline_before_content(options: EmbedOptions) -> bool:
+    """Whether the inline box goes before the page's content (`placement: start`)."""
+    return options.layout == "inline" and options.placement == "start"
 
 
 def element_tag(options: EmbedOptions, relative: Callable[[str], str]) -> str:

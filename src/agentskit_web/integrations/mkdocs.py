@@ -5,7 +5,10 @@ plugins:
   - search
   - agentskit-ask:
       endpoint: /api/ask        # optional: without it, answers come from the static index
-      layout: launcher          # inline (a box under each page's content) or launcher
+      layout: launcher          # launcher (a button in a corner, the default) or inline
+      position: bottom-right    # the launcher's corner: bottom-right or bottom-left
+      placement: end            # inline: end or start of the content, or a CSS selector
+      links: same-tab           # where answer links open: same-tab or new-tab
       boot: intent              # intent, idle or eager
       corpus: docs              # optional hints sent to the backend
       persona: guide
@@ -24,14 +27,15 @@ plugins:
 
 Per page: the loader's `<script type="module">` goes into `<head>` (the
 element carries `site-theme` for the themes in SITE_THEMES); the
-`<agentskit-ask>` element goes after the page's content (inline) or before
-`</body>` (launcher). Every site path is written relative to the page with
-MkDocs' own `get_relative_url`, so `use_directory_urls`, pages two folders
-deep and a site published under a sub-path all work. After the build, the
-assets folder, the site's index and the static index are written into
-`site_dir` by the same code as `agentskit-web publish` (publish.py: the URLs
-and anchors as published, below the path of `site_url`), one log line saying
-how many pages, where and how large. A bad
+`<agentskit-ask>` element goes before `</body>` (launcher) or after the page's
+content (inline; before it with `placement: start`; a selector is written as
+`into`, and the loader moves the box into that element). Every site path is
+written relative to the page with MkDocs' own `get_relative_url`, so
+`use_directory_urls`, pages two folders deep and a site published under a
+sub-path all work. After the build, the assets folder, the site's index and the
+static index are written into `site_dir` by the same code as `agentskit-web
+publish` (publish.py: the URLs and anchors as published, below the path of
+`site_url`), one log line saying how many pages, where and how large. A bad
 value stops `mkdocs build` with `Plugin 'agentskit-ask' option '...'` and the accepted values.
 """
 
@@ -61,6 +65,7 @@ from .embed import (
     EmbedOptions,
     element_tag,
     embed_options,
+    inline_before_content,
     loader_path,
     loader_tag,
 )
@@ -102,6 +107,7 @@ _AttributeOptions: Any = type(
 class AgentskitAskConfig(_AttributeOptions):  # type: ignore[misc]
     """The plugin's options in mkdocs.yml: every attribute's, and where the assets come from."""
 
+    placement = c.Optional(c.Type(str))
     assets_path = c.Type(str, default=DEFAULT_ASSETS_PATH)
     assets_from = c.Optional(c.Dir(exists=True))
     with_pyscript = c.Type(bool, default=False)
@@ -133,6 +139,8 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
     def on_page_content(self, html: str, page: Any, config: Any, files: Any) -> str:
         if self.options.layout != "inline":
             return html
+        if inline_before_content(self.options):
+            return self._element(page) + "\n" + html
         return html + "\n" + self._element(page)
 
     def on_post_page(self, output: str, page: Any, config: Any) -> str:

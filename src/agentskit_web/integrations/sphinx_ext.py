@@ -3,7 +3,10 @@
 ```python
 extensions = ["agentskit_web.sphinx"]
 agentskit_ask_endpoint = "/api/ask"   # optional: without it, answers come from the static index
-agentskit_ask_layout = "launcher"     # or "inline"
+agentskit_ask_layout = "launcher"     # the default; or "inline"
+agentskit_ask_position = "bottom-right"  # the launcher's corner, or "bottom-left"
+agentskit_ask_placement = "end"       # inline: "end", "start" or a CSS selector
+agentskit_ask_links = "same-tab"      # where answer links open, or "new-tab"
 agentskit_ask_boot = "intent"         # or "idle", "eager"
 agentskit_ask_corpus = "docs"         # optional, as persona, knowledge, storage_key,
                                       # feedback_endpoint
@@ -17,7 +20,8 @@ agentskit_ask_index = True            # write the site's search index into the a
 ```
 
 Per page (`html-page-context`): the loader's script tag and the
-`<agentskit-ask>` element are appended to the page's body, every site path
+`<agentskit-ask>` element are appended to the page's body (the element first,
+for an inline box with `placement = "start"`), every site path
 made relative with the page's own `pathto`, so pages in sub-folders and the
 `dirhtml` builder work without configuration. Putting both in the body rather
 than in theme blocks keeps the extension independent of the theme. At
@@ -48,6 +52,7 @@ from .embed import (
     EmbedConfigError,
     element_tag,
     embed_options,
+    inline_before_content,
     loader_path,
     loader_tag,
 )
@@ -55,8 +60,12 @@ from .index_step import base_path_of
 from .publish import PublishSettings, publish_site
 
 PREFIX: Final = "agentskit_ask_"
+SITE_THEMES: Final = frozenset({"furo"})
+"""Themes the widget's stylesheet knows (`site-theme` on the element): Furo's colours and
+its light/dark switch (agentskit-ask.css), and its drawers' stacking on a phone."""
 SETTINGS: Final[dict[str, object]] = {
     **{attribute.option: None for attribute in ATTRIBUTES},
+    "placement": "end",
     "assets_path": DEFAULT_ASSETS_PATH,
     "assets_from": None,
     "with_pyscript": False,
@@ -110,9 +119,16 @@ def _page(
     def relative(target: str) -> str:
         return str(pathto(target, 1))
 
-    context["body"] += (
-        "\n" + loader_tag(relative(loader_path(options))) + "\n" + element_tag(options, relative)
-    )
+    element = element_tag(options, relative)
+    if app.config.html_theme in SITE_THEMES:
+        element = element.replace(
+            "<agentskit-ask ", f'<agentskit-ask site-theme="{app.config.html_theme}" ', 1
+        )
+    loader = loader_tag(relative(loader_path(options)))
+    if inline_before_content(options):
+        context["body"] = element + "\n" + context["body"] + "\n" + loader
+    else:
+        context["body"] += "\n" + loader + "\n" + element
 
 
 def _publish(app: Sphinx, exception: BaseException | None) -> None:

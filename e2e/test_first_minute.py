@@ -1,0 +1,414 @@
+"""A reader's first minute on real MkDocs Material and Sphinx Furo builds, plugin defaults.
+
+Each site is built for real (`mkdocs build`, `sphinx-build`) with the plugin or extension
+and no agentskit option at all, so what is checked is what an owner gets by default:
+
+- the launcher is in the first viewport of a long page, on a desktop and on a 390 x 844
+  phone, clear of every fixed or sticky element the theme shows (Material's header and
+  back-to-top button, Furo's header and back-to-top button), and beneath the theme's phone
+  drawer and its overlay when the reader opens it;
+- the box takes the theme's colours and follows the theme's own light/dark switch (its
+  toggle button, not the system setting);
+- a returning reader's next page paints the saved question, without Python, with no
+  runtime request before they reach for the box; the launcher says a conversation waits;
+  the glance is in the dialog the moment it opens and becomes the full conversation;
+- Enter on a long answer leaves the question in view (the log opens at the question).
+
+Screenshots (desktop light, phone dark) are written to e2e/artifacts/first-minute-*.png.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from agentskit_web.server.preview import PreviewConfig, PreviewServer
+from agentskit_web.testing import AskWidget
+from e2e_support import BOOT_TIMEOUT_MS, Watch
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+QUESTION = "How long does the lantern take to charge its battery?"
+SECTIONS = 40
+"""Sections on the long page: many viewports tall on a desktop and a phone."""
+
+
+def _long_markdown() -> str:
+    parts = ["# Lantern handbook\n"]
+    parts.append(
+        "## Charge the battery\n\nPlug the USB-C cable into the base. The lantern takes "
+        "ninety minutes to charge its battery fully; the ring glows green when done.\n"
+    )
+    for index in range(SECTIONS):
+        parts.append(
+            f"## Trail note {index}\n\nOn trail {index} the lantern lights the path for walkers "
+            "at night; keep it clipped to the pack strap so both hands stay free.\n\n"
+            "Each note repeats the advice so that the page is long, as handbooks are.\n"
+        )
+    return "\n".join(parts)
+
+
+def _long_rst() -> str:
+    lines = ["Lantern handbook", "================", "", ".. toctree::", "", "   other", ""]
+    lines += [
+        "Charge the battery",
+        "------------------",
+        "",
+        "Plug the USB-C cable into the base. The lantern takes ninety minutes to charge its",
+        "battery fully; the ring glows green when done.",
+        "",
+    ]
+    for index in range(SECTIONS):
+        title = f"Trail note {index}"
+        lines += [
+            title,
+            "-" * len(title),
+            "",
+            f"On trail {index} the lantern lights the path for walkers at night; keep it",
+            "clipped to the pack strap so both hands stay free.",
+            "",
+            "Each note repeats the advice so that the page is long, as handbooks are.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+MKDOCS_CONFIG = """
+site_name: Lantern handbook
+site_url: http://docs.example/
+theme:
+  name: material
+  font: false
+  features:
+    - navigation.top
+  palette:
+    - scheme: default
+      toggle:
+        icon: material/brightness-7
+        name: Switch to dark mode
+    - scheme: slate
+      toggle:
+        icon: material/brightness-4
+        name: Switch to light mode
+plugins:
+  - search
+  - agentskit-ask
+"""
+SPHINX_CONF = """
+project = "Lantern handbook"
+extensions = ["agentskit_web.sphinx"]
+html_theme = "furo"
+html_static_path: list[str] = []
+"""
+OTHER = "Walking at night is easier with a lantern that charges quickly."
+
+
+@dataclass(frozen=True)
+class Theme:
+    """One real build and what its own chrome is called."""
+
+    name: str
+    long_page: str
+    other_page: str
+    fixed: str
+    """Selector of the theme's own fixed or sticky chrome the launcher must stay clear of."""
+    reveal_top: str
+    """The theme's back-to-top button (shown after scrolling down, then a little up)."""
+    drawer: str
+    """What opens the theme's navigation drawer on a phone."""
+    dark_toggle: str
+    """The theme's own light/dark switch (clicked once: from light to dark)."""
+
+
+THEMES = {
+    "material": Theme(
+        "material",
+        "/",
+        "/other/",
+        ".md-header, .md-top, .md-tabs, .md-sidebar",
+        ".md-top",
+        "label.md-header__button[for='__drawer']",
+        "form[data-md-component='palette'] label:visible",
+    ),
+    "furo": Theme(
+        "furo",
+        "/index.html",
+        "/other.html",
+        ".mobile-header, .back-to-top, .sidebar-drawer, .toc-drawer",
+        ".back-to-top",
+        "label.nav-overlay-icon",
+        "button.theme-toggle:visible",
+    ),
+}
+
+
+def _build(theme: str, root: Path) -> Path:
+    out = root / "site"
+    if theme == "material":
+        docs = root / "docs"
+        docs.mkdir(parents=True)
+        (docs / "index.md").write_text(_long_markdown(), encoding="utf-8")
+        (docs / "other.md").write_text(f"# Night walks\n\n{OTHER}\n", encoding="utf-8")
+        (root / "mkdocs.yml").write_text(textwrap.dedent(MKDOCS_CONFIG), encoding="utf-8")
+        command = ["-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml")]
+        command += ["-d", str(out)]
+    else:
+        source = root / "src"
+        source.mkdir(parents=True)
+        (source / "index.rst").write_text(_long_rst(), encoding="utf-8")
+        (source / "other.rst").write_text(
+            f"Night walks\n===========\n\n{OTHER}\n", encoding="utf-8"
+        )
+        (source / "conf.py").write_text(textwrap.dedent(SPHINX_CONF), encoding="utf-8")
+        command = ["-m", "sphinx", "-q", "-b", "html", str(source), str(out)]
+    done = subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+@pytest.fixture(scope="module", params=sorted(THEMES))
+def served(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Theme, PreviewServer]]:
+    theme = THEMES[request.param]
+    out = _build(theme.name, tmp_path_factory.mktemp(theme.name))
+    with PreviewServer(PreviewConfig(site_dir=out, pace_seconds=0.0)) as server:
+        yield theme, server
+
+
+@pytest.fixture
+def watch(served: tuple[Theme, PreviewServer]) -> Watch:
+    return Watch(origin=served[1].url)
+
+
+Box = dict[str, float]
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    return not (
+        a["x"] + a["width"] <= b["x"]
+        or b["x"] + b["width"] <= a["x"]
+        or a["y"] + a["height"] <= b["y"]
+        or b["y"] + b["height"] <= a["y"]
+    )
+
+
+def _launcher_box(page: Page) -> Box:
+    launcher = page.locator("agentskit-ask .ak-launcher")
+    expect(launcher).to_be_visible()
+    box = launcher.bounding_box()
+    assert box is not None
+    return box
+
+
+def _theme_boxes(page: Page, selector: str) -> list[Box]:
+    """The theme's fixed/sticky chrome that is on screen now, as boxes in the viewport."""
+    return list(
+        page.evaluate(
+            """(selector) => [...document.querySelectorAll(selector)]
+                .filter((el) => ['fixed', 'sticky'].includes(getComputedStyle(el).position))
+                .filter((el) => el.checkVisibility({opacityProperty: true}))
+                .map((el) => el.getBoundingClientRect())
+                .filter((r) => r.width > 0 && r.height > 0
+                  && r.bottom > 0 && r.top < innerHeight && r.right > 0 && r.left < innerWidth)
+                .map((r) => ({x: r.x, y: r.y, width: r.width, height: r.height}))""",
+            selector,
+        )
+    )
+
+
+@pytest.mark.parametrize("size", ["desktop", "phone"])
+def test_the_launcher_is_in_the_first_viewport_clear_of_the_theme(
+    page: Page, served: tuple[Theme, PreviewServer], size: str
+) -> None:
+    theme, server = served
+    viewport = DESKTOP if size == "desktop" else PHONE
+    page.set_viewport_size(viewport)
+    page.emulate_media(color_scheme="light")
+    page.goto(server.url + theme.long_page)
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height > 4 * viewport["height"], "the page is long"
+    box = _launcher_box(page)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"]
+    assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], "first viewport"
+    launcher = page.locator("agentskit-ask .ak-launcher")
+    expect(launcher).to_contain_text("Ask")
+    if size == "desktop":
+        expect(launcher.locator("kbd")).to_have_text("Ctrl K")  # the shortcut, shown
+    page.screenshot(path=str(ARTIFACTS / f"first-minute-{theme.name}-{size}-light.png"))
+
+    # Scrolled down, then a little up: the theme shows its back-to-top button.
+    page.mouse.wheel(0, 3000)
+    page.wait_for_timeout(300)
+    page.mouse.wheel(0, -300)
+    expect(page.locator(theme.reveal_top).first).to_be_visible()
+    chrome = _theme_boxes(page, theme.fixed)
+    assert chrome, "the theme's fixed chrome was found"
+    box = _launcher_box(page)
+    assert not [other for other in chrome if _overlaps(box, other)], (box, chrome)
+
+    # Keyboard reachable: Tab from the page reaches it, and Enter opens the dialog.
+    page.locator("agentskit-ask .ak-launcher").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_hidden()
+
+    if size == "phone":  # the theme's drawer, opened, lies over the launcher
+        page.mouse.wheel(0, -10_000)
+        page.locator(theme.drawer).click()
+        page.wait_for_timeout(400)  # the drawer's slide-in transition
+        centre = {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+        on_top = page.evaluate(
+            "({x, y}) => document.elementFromPoint(x, y)?.localName ?? null", centre
+        )
+        assert on_top != "agentskit-ask", "the launcher covers the theme's open drawer"
+
+
+def _scheme_colours(page: Page) -> dict[str, str]:
+    return dict(
+        page.evaluate(
+            """() => {
+              const host = document.querySelector('agentskit-ask');
+              const widget = host.shadowRoot.querySelector('.ak-widget');
+              return {
+                scheme: host.dataset.pageScheme ?? '',
+                box: getComputedStyle(widget).backgroundColor,
+                page: getComputedStyle(document.body).backgroundColor,
+              };
+            }"""
+        )
+    )
+
+
+def test_the_box_takes_the_theme_colours_and_follows_its_dark_switch(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    page.emulate_media(color_scheme="light")  # the system stays light: only the theme switches
+    page.goto(server.url + theme.other_page)
+    page.locator("agentskit-ask .ak-launcher").wait_for()
+    light = _scheme_colours(page)
+    assert light["box"] == light["page"], light
+    page.locator(theme.dark_toggle).first.click()
+    page.wait_for_function("document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'")
+    dark = _scheme_colours(page)
+    assert dark["box"] == dark["page"] != light["page"], (light, dark)
+
+
+def _runtime(watch: Watch) -> list[str]:
+    return [url for url in watch.requests if "/runtime." in url or url.endswith(".wasm")]
+
+
+def test_a_returning_reader_sees_the_saved_question_before_any_runtime_request(
+    page: Page, served: tuple[Theme, PreviewServer], watch: Watch
+) -> None:
+    theme, server = served
+    page.goto(server.url + theme.other_page)
+    widget = AskWidget(page).open()
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete", widget.answer_error
+
+    second = page.context.new_page()
+    second.on("console", watch.on_console)
+    second.on("pageerror", watch.on_page_error)
+    watch.requests.clear()
+    second.goto(server.url + theme.long_page)
+    host = second.locator("agentskit-ask")
+    expect(host).to_have_attribute("data-glance", "painted")
+    second.wait_for_load_state("networkidle")
+    assert _runtime(watch) == [], "a returning reader's page view loaded the runtime"
+    expect(host).to_have_attribute("data-state", "idle")
+    launcher = second.locator("agentskit-ask .ak-launcher")
+    expect(launcher).to_have_attribute("data-waiting", "")
+    expect(launcher).to_contain_text("your conversation is waiting")  # for screen readers too
+    painted = second.evaluate(
+        """() => {
+          const [defined] = performance.getEntriesByName('agentskit:defined');
+          const [painted] = performance.getEntriesByName('agentskit:glance-painted');
+          return painted && defined ? painted.startTime - defined.startTime : null;
+        }"""
+    )
+    assert painted is not None, "the glance was painted (its time is a figure in `make bench`)"
+
+    # The moment the dialog opens (before Python), the saved question is what it shows.
+    shown = second.evaluate(
+        """() => {
+          const root = document.querySelector('agentskit-ask').shadowRoot;
+          root.querySelector('.ak-launcher').click();
+          const glance = root.querySelector('.ak-glance');
+          return glance && glance.checkVisibility() ? glance.textContent : null;
+        }"""
+    )
+    assert shown is not None and QUESTION in shown
+    second.screenshot(path=str(ARTIFACTS / f"first-minute-{theme.name}-glance.png"))
+    second.wait_for_selector(
+        "agentskit-ask[data-state=ready]", state="attached", timeout=BOOT_TIMEOUT_MS
+    )
+    full = AskWidget(second)
+    expect(second.locator("agentskit-ask .ak-message")).to_have_count(2)
+    assert [m.role for m in full.messages] == ["user", "assistant"]
+    assert second.locator("agentskit-ask .ak-glance").count() == 0, "replaced by the real log"
+
+
+def test_enter_on_a_long_answer_leaves_the_question_in_view(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    page.set_viewport_size(PHONE)
+    page.goto(server.url + theme.other_page)
+    # A short log (a site may set it): the answer, with its sources, is longer than the log.
+    page.evaluate(
+        "document.querySelector('agentskit-ask').style.setProperty('--ak-log-height', '14rem')"
+    )
+    widget = AskWidget(page).open()
+    page.locator("agentskit-ask .ak-input").fill(QUESTION)
+    page.locator("agentskit-ask .ak-input").press("Enter")
+    assert widget.wait_answer() == "complete", widget.answer_error
+    page.wait_for_timeout(300)  # frames after the end: nothing may scroll the question away
+    seen = page.evaluate(
+        """() => {
+          const root = document.querySelector('agentskit-ask').shadowRoot;
+          const log = root.querySelector('.ak-log');
+          const question = [...log.querySelectorAll('.ak-user')].at(-1);
+          const answer = [...log.querySelectorAll('.ak-assistant')].at(-1);
+          const l = log.getBoundingClientRect();
+          const q = question.getBoundingClientRect();
+          const a = answer.getBoundingClientRect();
+          return {overflow: log.scrollHeight - log.clientHeight, answer: a.height,
+                  logHeight: l.height, questionIn: q.top >= l.top - 1 && q.bottom <= l.bottom + 1,
+                  answerStartIn: a.top < l.bottom && a.top >= l.top};
+        }"""
+    )
+    assert seen["answer"] > seen["logHeight"], f"the answer is longer than the log: {seen}"
+    assert seen["questionIn"] and seen["answerStartIn"], seen
+
+
+def test_screenshots_desktop_light_and_phone_dark(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    """Looked at by a person (the report says so); asserted only to be written."""
+    theme, server = served
+    for size, scheme in (("desktop", "light"), ("phone", "dark")):
+        page.set_viewport_size(DESKTOP if size == "desktop" else PHONE)
+        page.emulate_media(color_scheme="light")
+        page.goto(server.url + theme.other_page)
+        page.locator("agentskit-ask .ak-launcher").wait_for()
+        if scheme == "dark":
+            page.locator(theme.dark_toggle).first.click()
+            page.wait_for_function(
+                "document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'"
+            )
+        path = ARTIFACTS / f"first-minute-{theme.name}-{size}-{scheme}.png"
+        page.screenshot(path=str(path))
+        AskWidget(page).open()
+        page.screenshot(path=str(path.with_name(path.stem + "-open.png")))
+        assert path.is_file()
