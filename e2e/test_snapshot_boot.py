@@ -410,17 +410,23 @@ def test_the_files_check_accepts_what_the_wheels_install_and_nothing_more(
             """async (url) => {
                 const m = await import(url);
                 const text = (s) => new TextEncoder().encode(s);
-                const sha = async (s) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", text(s)))]
-                  .map((b) => b.toString(16).padStart(2, "0")).join("");
+                const sha = async (s) => [
+                  ...new Uint8Array(await crypto.subtle.digest("SHA-256", text(s)))
+                ].map((b) => b.toString(16).padStart(2, "0")).join("");
                 const site = "/lib/python3.14/site-packages";
-                const record = { format: 1, installerMetadata: ["INSTALLER", "PYODIDE_SOURCE"],
-                  files: { "p/__init__.py": await sha("x = 1\\n"), "p-1.dist-info/RECORD": await sha("r") } };
+                const files = {
+                  "p/__init__.py": await sha("x = 1\\n"), "p-1.dist-info/RECORD": await sha("r"),
+                };
+                const installerMetadata = ["INSTALLER", "PYODIDE_SOURCE"];
+                const record = { format: 1, installerMetadata, files };
                 const check = (entries) => {
                   const bytes = text(entries.map(([, body]) => body).join(""));
                   const index = entries.map(([path, body]) => [path, text(body).byteLength]);
                   return m.snapshotFilesRefusal(record, site, index, bytes);
                 };
-                const good = [[site + "/p/__init__.py", "x = 1\\n"], [site + "/p-1.dist-info/RECORD", "r"]];
+                const good = [
+                  [site + "/p/__init__.py", "x = 1\\n"], [site + "/p-1.dist-info/RECORD", "r"],
+                ];
                 return {
                   exact: await check(good),
                   installer: await check([...good, [site + "/p-1.dist-info/INSTALLER", "pyodide"]]),
@@ -439,7 +445,11 @@ def test_the_files_check_accepts_what_the_wheels_install_and_nothing_more(
         page.close()
     assert verdicts["exact"] is None and verdicts["installer"] is None
     assert verdicts["third"] == "p/evil.py is not installed by the runtime's wheels"
-    assert verdicts["longer"] == verdicts["changed"] == "p/__init__.py differs from the runtime's wheels"
+    assert (
+        verdicts["longer"]
+        == verdicts["changed"]
+        == "p/__init__.py differs from the runtime's wheels"
+    )
     assert verdicts["outside"] == "/lib/python3.14/p/__init__.py is outside site-packages"
     for case in ("dotdot", "stray", "unknown"):
         assert verdicts[case] is not None and "is not installed" in verdicts[case], verdicts
