@@ -52,23 +52,27 @@ markdown_parser()`;
 export async function snapshotFilesRefusal(record, site, index, bytes) {
   const files = new Map(Object.entries(record.files));
   const folders = new Set([...files.keys()].map((path) => path.split("/")[0]).filter((top) => top.endsWith(".dist-info")));
+  const hashed = []; // [relative path, digest promise]: hashed concurrently, compared in order
   let offset = 0;
   for (const [path, size] of index) {
     const data = bytes.subarray(offset, offset + size);
     offset += size;
     const relative = path.startsWith(`${site}/`) ? path.slice(site.length + 1) : null;
     if (relative === null) return `${path} is outside site-packages`;
-    const parts = relative.split("/");
-    if (!files.has(relative)) {
-      const metadata = parts.length === 2 && folders.has(parts[0]) && record.installerMetadata.includes(parts[1]);
-      if (metadata) continue; // written by Pyodide's installer, never imported
-      return `${relative} is not installed by the runtime's wheels`;
+    if (files.has(relative)) {
+      hashed.push([relative, crypto.subtle.digest("SHA-256", data)]);
+      continue;
     }
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-    const hex = [...digest].map((byte) => byte.toString(16).padStart(2, "0")).join("");
-    if (hex !== files.get(relative)) return `${relative} differs from the runtime's wheels`;
+    // Not in a wheel: only what Pyodide's installer writes into a recorded .dist-info.
+    const parts = relative.split("/");
+    const metadata = parts.length === 2 && folders.has(parts[0]) && record.installerMetadata.includes(parts[1]);
+    if (!metadata) return `${relative} is not installed by the runtime's wheels`;
   }
   if (offset !== bytes.byteLength) return "its files part does not match its index";
+  for (const [relative, digest] of hashed) {
+    const hex = [...new Uint8Array(await digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+    if (hex !== files.get(relative)) return `${relative} differs from the runtime's wheels`;
+  }
   return null;
 }
 
