@@ -11,7 +11,9 @@ What must hold: a second visit restores it (data-snapshot, the mark, no wheel fe
 for the boot) and pydantic-core works afterwards (the conformance vectors in the page
 give CPython's counts, the widget answers); a snapshot whose bytes are corrupt falls
 back to a normal boot with exactly one console line (info, not an error) and is
-replaced; a changed wheel hash finds no snapshot, boots normally without a word, and
+replaced; one whose site-packages holds a file the runtime's wheels do not install, or a
+changed byte of one they do, is refused the same way with one warning, and the page still
+answers; a changed wheel hash finds no snapshot, boots normally without a word, and
 the snapshot made then replaces the old one; a snapshot that does not fit the quota is
 not kept (one info line). Every page: no console error, no policy violation, no
 request off the origin.
