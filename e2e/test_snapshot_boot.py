@@ -11,7 +11,9 @@ What must hold: a second visit restores it (data-snapshot, the mark, no wheel fe
 for the boot) and pydantic-core works afterwards (the conformance vectors in the page
 give CPython's counts, the widget answers); a snapshot whose bytes are corrupt falls
 back to a normal boot with exactly one console line (info, not an error) and is
-replaced; a changed wheel hash finds no snapshot, boots normally without a word, and
+replaced; one whose site-packages holds a file the runtime's wheels do not install, or a
+changed byte of one they do, is refused the same way with one warning, and the page still
+answers; a changed wheel hash finds no snapshot, boots normally without a word, and
 the snapshot made then replaces the old one; a snapshot that does not fit the quota is
 not kept (one info line). Every page: no console error, no policy violation, no
 request off the origin.
@@ -329,3 +331,127 @@ def test_a_snapshot_at_the_size_bound_is_kept_and_one_byte_past_it_is_not(
     assert bound == 128 * 1024 * 1024
     assert at_bound is None
     assert past_bound == "it would take 128 MiB, more than 128"
+
+
+PLANT = f"""async (edit) => {{
+  const cache = await caches.open({SNAPSHOT_CACHE!r});
+  const requests = await cache.keys();
+  const part = (name) => requests.find((request) => request.url.endsWith("/" + name));
+  const meta = await (await cache.match(part("meta"))).json();
+  const files = new Uint8Array(await (await cache.match(part("files"))).arrayBuffer());
+  const site = meta.files[0][0].slice(0, meta.files[0][0].indexOf("/site-packages/") + 14);
+  let bytes = files;
+  if (edit === "plant") {{
+    // A module the wheels do not install, where an import would find it.
+    const code = new TextEncoder().encode("import js; js.planted = True\\n");
+    meta.files.push([site + "/agentskit_web/planted.py", code.byteLength]);
+    bytes = new Uint8Array(files.byteLength + code.byteLength);
+    bytes.set(files);
+    bytes.set(code, files.byteLength);
+  }} else {{
+    // One byte of a listed module changed, at the same length.
+    const target = meta.files.findIndex(([path]) => path.endsWith("/agentskit_web/__init__.pyc"));
+    if (target < 0) throw new Error("no agentskit_web/__init__.pyc in the snapshot");
+    let offset = 0;
+    for (let i = 0; i < target; i += 1) offset += meta.files[i][1];
+    bytes = files.slice();
+    bytes[offset] ^= 0x20;
+  }}
+  meta.filesBytes = bytes.byteLength;
+  await cache.put(part("files"), new Response(bytes));
+  await cache.put(part("meta"), new Response(JSON.stringify(meta)));
+  return meta.files.length;
+}}"""
+"""Rewrite the kept snapshot as a same-origin script could: plant a module in its
+site-packages, or alter one byte of a file the wheels install (the format and size checks
+still pass: the index and lengths are kept consistent)."""
+
+
+@pytest.mark.parametrize("edit", ["plant", "alter"])
+def test_a_snapshot_with_files_the_wheels_do_not_install_is_refused(
+    reader: Reader, edit: str
+) -> None:
+    _ensure_kept(reader)
+    visit = reader.visit()
+    assert visit.page.evaluate(SNAPSHOT_STATE) == "restored"
+    assert visit.page.evaluate(PLANT, edit) > 0
+    reader.close(visit)
+
+    since = len(reader.watch.requests)
+    visit = reader.visit()
+    page = visit.page
+    marks = page.evaluate(MARKS)
+    assert "agentskit:snapshot-failed" in marks and "agentskit:snapshot-restored" not in marks
+    assert _wheels(reader.watch, since), "no normal boot: no wheel was installed"
+    assert page.evaluate("window.planted ?? null") is None
+    assert len(visit.said) == 1, visit.said
+    assert visit.said[0].startswith("warning: agentskit-ask: the kept boot snapshot was refused")
+    page.locator("agentskit-ask .ak-input").fill("How do I embed the widget?")
+    page.locator("agentskit-ask .ak-send").click()
+    page.locator("agentskit-ask .ak-assistant[data-status=complete]").last.wait_for(timeout=60_000)
+    assert _wait_made(page) == "kept"
+    reader.close(visit)
+
+    visit = reader.visit()
+    assert visit.page.evaluate(SNAPSHOT_STATE) == "restored", "the snapshot was not replaced"
+    reader.close(visit)
+
+
+def test_the_files_check_accepts_what_the_wheels_install_and_nothing_more(
+    reader: Reader, dist: Path
+) -> None:
+    """snapshotFilesRefusal, the pure check, through the module the loader ships: a record
+    of two files, the snapshot's files at it (both, exact bytes; Pyodide's INSTALLER in a
+    recorded .dist-info) and one past it (a third file, one byte more, one byte changed,
+    a path outside site-packages, INSTALLER outside a recorded .dist-info)."""
+    assets = json.loads((dist / "agentskit" / "assets.json").read_text())
+    page = reader.context.new_page()
+    try:
+        page.goto(reader.url + "/")
+        verdicts = page.evaluate(
+            """async (url) => {
+                const m = await import(url);
+                const text = (s) => new TextEncoder().encode(s);
+                const sha = async (s) => [
+                  ...new Uint8Array(await crypto.subtle.digest("SHA-256", text(s)))
+                ].map((b) => b.toString(16).padStart(2, "0")).join("");
+                const site = "/lib/python3.14/site-packages";
+                const files = {
+                  "p/__init__.py": await sha("x = 1\\n"), "p-1.dist-info/RECORD": await sha("r"),
+                };
+                const installerMetadata = ["INSTALLER", "PYODIDE_SOURCE"];
+                const record = { format: 1, installerMetadata, files };
+                const check = (entries) => {
+                  const bytes = text(entries.map(([, body]) => body).join(""));
+                  const index = entries.map(([path, body]) => [path, text(body).byteLength]);
+                  return m.snapshotFilesRefusal(record, site, index, bytes);
+                };
+                const good = [
+                  [site + "/p/__init__.py", "x = 1\\n"], [site + "/p-1.dist-info/RECORD", "r"],
+                ];
+                return {
+                  exact: await check(good),
+                  installer: await check([...good, [site + "/p-1.dist-info/INSTALLER", "pyodide"]]),
+                  third: await check([...good, [site + "/p/evil.py", ""]]),
+                  longer: await check([[site + "/p/__init__.py", "x = 1\\n "]]),
+                  changed: await check([[site + "/p/__init__.py", "x = 2\\n"]]),
+                  outside: await check([["/lib/python3.14/p/__init__.py", "x = 1\\n"]]),
+                  dotdot: await check([[site + "/p/../p/__init__.py", "x = 1\\n"]]),
+                  stray: await check([[site + "/p/INSTALLER", "pyodide"]]),
+                  unknown: await check([[site + "/p-1.dist-info/entry_points.txt", "[x]"]]),
+                };
+            }""",
+            "/agentskit/" + assets["snapshot"],
+        )
+    finally:
+        page.close()
+    assert verdicts["exact"] is None and verdicts["installer"] is None
+    assert verdicts["third"] == "p/evil.py is not installed by the runtime's wheels"
+    assert (
+        verdicts["longer"]
+        == verdicts["changed"]
+        == "p/__init__.py differs from the runtime's wheels"
+    )
+    assert verdicts["outside"] == "/lib/python3.14/p/__init__.py is outside site-packages"
+    for case in ("dotdot", "stray", "unknown"):
+        assert verdicts[case] is not None and "is not installed" in verdicts[case], verdicts

@@ -1,8 +1,10 @@
 """`agentskit-web assets`: one folder, content-hashed names, compressed copies that pay."""
 
 import gzip
+import io
 import json
 import random
+import zipfile
 from pathlib import Path
 
 import brotli
@@ -41,9 +43,17 @@ def runtime(wasm: bytes = b"\0asm" * 600) -> RuntimeInput:
         "pyodide.asm.wasm": wasm,
         "python_stdlib.zip": b"PK" + b"\0" * 2000,
     }
-    wheels = {"agentskit_web-0.1.0-cp314-none-any.whl": b"wheel" * 300}
+    wheels = {"agentskit_web-0.1.0-cp314-none-any.whl": _wheel({"agentskit_web/a.py": b"w" * 1500})}
     lock = {"info": {}, "packages": {}}
     return RuntimeInput(files, wheels, lock, page_wheels=tuple(wheels))
+
+
+def _wheel(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as wheel:
+        for name, data in members.items():
+            wheel.writestr(zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0)), data)  # same bytes
+    return buffer.getvalue()
 
 
 def test_names_carry_the_content_hash() -> None:
@@ -166,6 +176,7 @@ def test_the_service_worker_precaches_every_boot_file_under_a_versioned_name(
     expected = {report.stylesheet, f"{report.runtime}pyodide.mjs"}
     expected |= {f"{report.runtime}{entry['name']}" for entry in manifest["files"]}
     expected.add(manifest["snapshot"])  # offline, snapshot="keep" restores with it
+    expected.add(report.runtime + manifest["siteRecord"])  # and checks its files with it
     assert set(precache["files"]) == expected
     for name in precache["files"]:
         assert (out / name).is_file(), name

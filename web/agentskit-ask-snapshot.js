@@ -4,7 +4,7 @@
 // attribute, so a page without it loads not one byte of it. In a page it restores a kept
 // snapshot (`restoreSnapshot`) and, after a normal boot, has one made (`keepSnapshot`);
 // started as a module worker (named SNAPSHOT_WORKER) it makes one. The loader hands it a
-// `host`: { assets, base, startPyodide, embedModule, report, say, setState, state,
+// `host`: { assets, base, startPyodide, embedModule, report, say, warn, setState, state,
 // idleTimeoutMs } (the worker gets { assets, base, embedModule } in its message).
 //
 // Once a normal boot is ready and the page is idle, this same file, started as a module
@@ -19,6 +19,11 @@
 // normally, and the snapshot made then replaces every other entry (one kept at a time).
 // A restore that fails for any reason drops the entry, says so once (console.info) and
 // boots normally; so does a snapshot that could not be kept (quota, no Cache Storage).
+// Before its files are written back, each is checked against the runtime's record of what
+// the wheels install (ASSETS.siteRecord, build/site_record.py): a file the wheels do not
+// install, or bytes that differ, and the snapshot is refused, dropped and the boot is a
+// normal one, said once as a warning (something on the origin rewrote it). The memory
+// part cannot be checked so: docs/security.md says what that leaves.
 // data-snapshot on the element: none | restored | failed, then making | kept | unavailable.
 
 const SNAPSHOT_CACHE = "agentskit-ask:snapshot";
@@ -41,6 +46,39 @@ const SNAPSHOT_TABLE_SLACK = 64;
 const snapshotImports = (embedModule) => `import ${embedModule}
 from agentskit_web.chat.view.markdown_tree import markdown_parser
 markdown_parser()`;
+// Why a snapshot's site-packages files are refused, or null when each is one the wheels
+// install with the bytes they install. `record` is the runtime's site-packages.json,
+// `site` the site-packages folder, `index` the snapshot's [path, size] pairs over `bytes`.
+export async function snapshotFilesRefusal(record, site, index, bytes) {
+  const files = new Map(Object.entries(record.files));
+  const folders = new Set([...files.keys()].map((path) => path.split("/")[0]).filter((top) => top.endsWith(".dist-info")));
+  const hashed = []; // [relative path, digest promise]: hashed concurrently, compared in order
+  let offset = 0;
+  for (const [path, size] of index) {
+    const data = bytes.subarray(offset, offset + size);
+    offset += size;
+    const relative = path.startsWith(`${site}/`) ? path.slice(site.length + 1) : null;
+    if (relative === null) return `${path} is outside site-packages`;
+    if (files.has(relative)) {
+      hashed.push([relative, crypto.subtle.digest("SHA-256", data)]);
+      continue;
+    }
+    // Not in a wheel: only what Pyodide's installer writes into a recorded .dist-info.
+    const parts = relative.split("/");
+    const metadata = parts.length === 2 && folders.has(parts[0]) && record.installerMetadata.includes(parts[1]);
+    if (!metadata) return `${relative} is not installed by the runtime's wheels`;
+  }
+  if (offset !== bytes.byteLength) return "its files part does not match its index";
+  for (const [relative, digest] of hashed) {
+    const hex = [...new Uint8Array(await digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+    if (hex !== files.get(relative)) return `${relative} differs from the runtime's wheels`;
+  }
+  return null;
+}
+
+// A snapshot that holds something the runtime did not install: refused, said as a warning.
+class RefusedSnapshot extends Error {}
+
 // Run after a restore, before the widget: pydantic-core builds and runs a validator.
 const SNAPSHOT_CHECK = "import pydantic_core\nassert pydantic_core.SchemaValidator({'type': 'int'}).validate_python('3') == 3";
 
@@ -83,6 +121,11 @@ export async function restoreSnapshot(host) {
     // Pyodide starts (its modules, the lock, the wasm's fetch) while the parts are read:
     // it awaits the memory only before instantiating.
     const parts = readSnapshot(host, cache, key, kept);
+    const record = fetch(new URL(host.assets.runtime + host.assets.siteRecord, host.base)).then((response) => {
+      if (!response.ok) throw new Error(`the runtime's ${host.assets.siteRecord} answered ${response.status}`);
+      return response.json();
+    });
+    record.catch(() => {}); // awaited below
     parts.catch(() => {}); // awaited below; a failure also rejects loadPyodide
     const memory = parts.then((read) => read.memory);
     const asm = import(new URL(host.assets.runtime + "pyodide.asm.mjs", host.base).href);
@@ -98,6 +141,10 @@ export async function restoreSnapshot(host) {
     const pyodide = await host.startPyodide({ _loadSnapshot: memory, createPyodideModule });
     performance.mark("agentskit:snapshot-loaded");
     const { meta, files } = await parts;
+    const site = pyodide.runPython("import site; site.getsitepackages()[0]");
+    const refusal = await snapshotFilesRefusal(await record, site, meta.files, files);
+    if (refusal !== null) throw new RefusedSnapshot(refusal);
+    performance.mark("agentskit:snapshot-checked");
     putFilesBack(pyodide._module.FS, meta.files, files);
     await relink(pyodide._module, meta);
     performance.mark("agentskit:snapshot-relinked");
@@ -110,7 +157,11 @@ export async function restoreSnapshot(host) {
   } catch (error) {
     performance.mark("agentskit:snapshot-failed");
     setSnapshotState("failed");
-    say(`the kept boot snapshot could not be restored (${error?.message || error}); booting normally.`);
+    if (error instanceof RefusedSnapshot) {
+      host.warn(`the kept boot snapshot was refused: ${error.message} (something on this origin changed it); booting normally.`);
+    } else {
+      say(`the kept boot snapshot could not be restored (${error?.message || error}); booting normally.`);
+    }
     if (key) await dropSnapshots().catch(() => {});
     return null;
   }

@@ -457,6 +457,7 @@ function snapshotHost(report = () => {}) {
     report,
     idleTimeoutMs: IDLE_TIMEOUT_MS,
     say: (message) => warnOnce("snapshot", message, console.info), // a fallback is no page error
+    warn: (message) => warnOnce("snapshot", message), // a refused (rewritten) snapshot: console.warn
     state: () => shared.snapshotState,
     setState(state) {
       shared.snapshotState = state;

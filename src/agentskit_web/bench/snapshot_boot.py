@@ -51,6 +51,7 @@ READ_WIDGET = """() => {
   const host = document.querySelector("agentskit-ask");
   return { intent: mark("agentskit:intent"), ready: mark("agentskit:ready"),
            read: mark("agentskit:snapshot-read"), loaded: mark("agentskit:snapshot-loaded"),
+           checked: mark("agentskit:snapshot-checked"),
            relinked: mark("agentskit:snapshot-relinked"),
            restored: mark("agentskit:snapshot-restored"),
            snapshot: host.dataset.snapshot ?? null, state: host.dataset.state };
@@ -226,7 +227,8 @@ def _restore_split(page: Any, url: str, figures: Figures) -> float:
     timing = _restored(_widget(page, url, KEEP))
     figures.add("  intent -> snapshot read", timing["read"] - timing["intent"])
     figures.add("  -> loadPyodide(_loadSnapshot) done", timing["loaded"] - timing["read"])
-    figures.add("  -> files back, library relinked", timing["relinked"] - timing["loaded"])
+    figures.add("  -> files checked (site record)", timing["checked"] - timing["loaded"])
+    figures.add("  -> files back, library relinked", timing["relinked"] - timing["checked"])
     figures.add("  -> checked, widget mounted (ready)", timing["ready"] - timing["relinked"])
     return float(timing["boot"])
 

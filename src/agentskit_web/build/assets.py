@@ -6,7 +6,8 @@ OUT_DIR/
   agentskit-ask.<hash>.css      the widget's stylesheet
   agentskit-ask-snapshot.<hash>.js  the opt-in boot snapshot (snapshot="keep"), loaded on use
   agentskit-ask-sw.js           the opt-in offline service worker (stable name, revalidated)
-  runtime.<hash>/               Pyodide, the precompiled stdlib, the lock and the wheels
+  runtime.<hash>/               Pyodide, the precompiled stdlib, the lock, the wheels and
+                                site-packages.json (what the wheels install, by sha256)
   assets.json                   what is where (tools, benchmarks, the testing kit)
   *.br, *.gz                    pre-compressed copies of the large files
 ```
@@ -38,6 +39,7 @@ from typing import Final
 
 from ..page_packages import INSTALLED_AFTER_READY, PAGE_PACKAGE
 from .files import BuildError, write_if_changed
+from .site_record import SITE_RECORD, site_record
 
 LOADER: Final = "agentskit-ask.js"
 SERVICE_WORKER: Final = "agentskit-ask-sw.js"
@@ -129,7 +131,9 @@ def precache_object(assets: Mapping[str, object]) -> dict[str, object]:
     changes whenever any of those files does, which names a new cache.
     """
     runtime = str(assets["runtime"])
-    boot = [runtime + name for name in (PYODIDE_ENTRY, *_file_names(assets))]
+    # The site-packages record too: a restore offline checks the snapshot's files with it.
+    record = [str(assets["siteRecord"])] if assets.get("siteRecord") else []
+    boot = [runtime + name for name in (PYODIDE_ENTRY, *_file_names(assets), *record)]
     # The opt-in boot snapshot's module (a few kB): offline, a page with snapshot="keep"
     # imports it to restore, and without it would boot the slow way.
     snapshot = [str(assets["snapshot"])] if assets.get("snapshot") else []
@@ -197,6 +201,7 @@ def _runtime_members(runtime: RuntimeInput) -> dict[str, bytes]:
     members = dict(runtime.files)
     members.update(runtime.wheels)
     members[LOCK_FILE] = (json.dumps(runtime.lock, indent=1, sort_keys=True) + "\n").encode()
+    members[SITE_RECORD] = site_record(runtime.wheels)
     return members
 
 
@@ -229,6 +234,8 @@ def assets_object(
         ],
         "serviceWorker": SERVICE_WORKER,
         "snapshot": snapshot,
+        # What a kept snapshot's site-packages may hold (build/site_record.py).
+        "siteRecord": SITE_RECORD,
     }
 
 
