@@ -78,7 +78,7 @@ def test_the_answer_opens_with_the_sentences_that_answer_then_lists_the_rest() -
     # The short best sentence brings its neighbour; one marker for the whole quote.
     assert answer.startswith("> Install the widget with one line. It streams answers. [1]")
     assert "Intro sentence" not in answer and "Unrelated" not in answer
-    more = answer.split(f"**{MORE_FROM_THE_DOCS}**\n\n", 1)[1]
+    more = answer.split(f"**{MORE_FROM_THE_DOCS}**\n", 1)[1]
     assert more.startswith("- *Guide › Themes* [2]: The widget has a dark theme.\n")
     assert answer.count("[1]") == answer.count("[2]") == 1
     assert answer.endswith("no language model was used._")

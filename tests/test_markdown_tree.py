@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentskit_web.chat.view.markdown_tree import IMAGE_PLACEHOLDER, code_block, markdown_to_tree
+from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
+from agentskit_web.chat.view.markdown_tree import (
+    IMAGE_PLACEHOLDER,
+    MORE_CLASS,
+    code_block,
+    markdown_to_tree,
+)
 from agentskit_web.chat.view.tree import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
@@ -275,3 +281,38 @@ def test_each_known_invisible_character_is_marked_in_code(code_point: int) -> No
     source = f"```\nok{chr(code_point)}ok\n```\n"
     shown = text_of(element("div", None, markdown_to_tree(source)))
     assert f"ok<U+{code_point:04X}>ok" in shown and chr(code_point) not in shown
+
+
+MORE_ANSWER = (
+    "> The lead. [1]\n\n**More from the docs**\n- *Guide › Themes* [2]: Dark theme.\n"
+    "- *Guide › Links* [3]: See [the page](/links/).\n\n_These are direct quotes._"
+)
+
+
+def test_more_from_the_docs_is_a_closed_details_built_from_parsed_nodes() -> None:
+    root = render(MORE_ANSWER)
+    [details] = [n for e, n in walk(root) if e == "open" and isinstance(n, Node) and n.tag == "details"]
+    assert details.attr("class") == MORE_CLASS and details.attr("open") is None
+    summary, listing = details.children
+    assert isinstance(summary, Node) and summary.tag == "summary"
+    assert summary.children == (MORE_FROM_THE_DOCS,)
+    assert isinstance(listing, Node) and listing.tag == "ul" and len(listing.children) == 2
+    assert "Dark theme." in text_of(listing) and links_of(listing) == ["/links/"]
+    # The lead and the note stay outside, shown; the label is no longer a bold paragraph.
+    assert text_of(root).startswith("The lead. [1]") and "direct quotes" in text_of(root)
+    assert "strong" not in tags(root)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "**More from the docs!**\n- another label",
+        "**More from the docs** and more\n- not the label alone",
+        "More from the docs\n- not bold",
+        "**More from the docs**\n\nA paragraph, no list.",
+        "<details><summary>More from the docs</summary>raw</details>",
+    ],
+)
+def test_only_the_exact_structure_collapses(source: str) -> None:
+    root = render(source)
+    assert not {"details", "summary"} & tags(root)

@@ -93,3 +93,22 @@ def _work(records: int) -> int:
 def test_render_work_is_linear_in_the_answer() -> None:
     small, large = _work(64), _work(512)
     assert large / small <= 9
+
+
+def test_more_from_the_docs_streams_into_the_same_closed_details() -> None:
+    source = (
+        "> Lead. [1]\n\n**More from the docs**\n- *A* [2]: One.\n- *B* [3]: Two.\n\n_Quotes._"
+    )
+    streamed = MessageRenderPlan()
+    nodes: list[Any] = []
+    for start in range(0, len(source), 7):
+        for op in streamed.append([text(source[start : start + 7])]):
+            if isinstance(op, BlocksReady):
+                nodes.extend(op.nodes)
+    for op in streamed.finish():
+        assert isinstance(op, BlocksReady)
+        nodes.extend(op.nodes)
+    assert nodes == render_whole([text(source)])
+    [details] = [n for n in nodes if isinstance(n, Node) and n.tag == "details"]
+    assert details.attr("open") is None
+    assert [n.tag for n in nodes if isinstance(n, Node)] == ["blockquote", "details", "p"]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .answer_shape import MORE_FROM_THE_DOCS
 from .chunk import Passage
 from .query_terms import within_one_edit
 from .sentences import sentences
@@ -42,8 +43,6 @@ PREVIEW_MAX_CHARS: Final = 160
 """A "More from the docs" line shows at most this much of its quote's first sentence."""
 NOT_HOW_WORDS: Final = frozenset({"what", "why", "which", "who", "whom", "whose", "when", "where"})
 """A question opening with one of these asks for a fact, not a task: no code block."""
-MORE_FROM_THE_DOCS: Final = "More from the docs"
-"""The label above the passages after the lead (the eval measures what comes before)."""
 QUOTES_NOTE: Final = (
     "_These are direct quotes from the sources listed below; no language model was used._"
 )
@@ -266,7 +265,7 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
       question, that passage's code block, as one quote with one [n];
     - then, under "More from the docs", one line per other passage with quotable text:
       its title, its [n] and the first sentence of what it would quote (the reader
-      opens the source for the rest);
+      opens the source for the rest); the view shows that list collapsed;
     - a last line that says these are quotes, no model.
 
     The sources themselves are listed once, by the Ask app's sources frame, in passage
@@ -294,7 +293,9 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
     if lead is None:
         raise NoQuotableText("No passage had quotable text.")
     if more:
-        blocks.append(f"**{MORE_FROM_THE_DOCS}**\n\n" + "\n".join(more))
+        # The label line and the list as one Markdown block (a list may interrupt a
+        # paragraph), so the view sees them together and collapses them (answer_shape).
+        blocks.append(f"**{MORE_FROM_THE_DOCS}**\n" + "\n".join(more))
     blocks.append(QUOTES_NOTE)
     return ExtractiveAnswer("\n\n".join(blocks), lead)
 

@@ -14,7 +14,11 @@ Link and image policy (the browser layer applies its own URL parser again):
   (absolute http/https) becomes a link to it, labelled with its alt text;
   any other source leaves its alt text (or "[image]") as text;
 - fenced and indented code blocks become `pre > code` inside a block that
-  carries a copy button (`data-action="copy-code"`).
+  carries a copy button (`data-action="copy-code"`);
+- the answer's "More from the docs" (a paragraph that is exactly that label in
+  bold, directly followed by a list, in one block) becomes a closed
+  `details.ak-more > (summary, list)`: built here from the parsed nodes, never
+  from HTML in the text (`collapse_more`).
 
 markdown-it-py is imported on first use: the widget boots without paying for
 it, and CPython tooling that never renders does not need it.
@@ -24,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from ...answering.answer_shape import MORE_FROM_THE_DOCS
 from .render_budget import RenderBudget
 from .render_limits import CODE_MAX_MARKERS, NESTING_MAX_DEPTH, TABLE_MAX_COLUMNS, TABLE_MAX_ROWS
 from .tree import Child, Node, element, is_relative_image, is_safe_link, walk
@@ -35,6 +40,8 @@ if TYPE_CHECKING:
 IMAGE_PLACEHOLDER: Final = "[image]"
 COPY_CODE_LABEL: Final = "Copy code"
 IMAGE_LINK_CLASS: Final = "ak-image-link"
+MORE_CLASS: Final = "ak-more"
+"""The class of the collapsed "More from the docs" section (`collapse_more`)."""
 _LANGUAGE_CHARS: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+-_.#"
 )
@@ -400,6 +407,42 @@ def _build(tokens: "list[Token]", budget: RenderBudget) -> tuple[Child, ...]:
     return builder.finish()
 
 
+def _is_more_label(child: Child) -> bool:
+    """A paragraph that is exactly `**More from the docs**`, nothing else in it."""
+    if not (isinstance(child, Node) and child.tag == "p" and len(child.children) == 1):
+        return False
+    strong = child.children[0]
+    return (
+        isinstance(strong, Node)
+        and strong.tag == "strong"
+        and strong.children == (MORE_FROM_THE_DOCS,)
+    )
+
+
+def collapse_more(children: tuple[Child, ...]) -> tuple[Child, ...]:
+    """The block's nodes with "More from the docs" and the list right after it as one
+    closed `<details>` (summary: the label): the reader sees the lead and opens the rest.
+
+    Only that exact structure is recognised, and only the parser's own nodes are moved
+    (the label text is ours, the list keeps its checked links), so nothing in an answer
+    gets a way to make markup; any other text renders as before. The swap costs no
+    nodes: `p > strong` become `details > summary`.
+    """
+    collapsed: list[Child] = []
+    for child in children:
+        if (
+            isinstance(child, Node)
+            and child.tag in ("ul", "ol")
+            and collapsed
+            and _is_more_label(collapsed[-1])
+        ):
+            summary = element("summary", None, (MORE_FROM_THE_DOCS,))
+            collapsed[-1] = element("details", {"class": MORE_CLASS}, (summary, child))
+        else:
+            collapsed.append(child)
+    return tuple(collapsed)
+
+
 def markdown_to_tree(source: str, budget: RenderBudget | None = None) -> tuple[Child, ...]:
     """The block-level nodes for a markdown text, within `budget`; never raises on any string.
 
@@ -419,6 +462,6 @@ def markdown_to_tree(source: str, budget: RenderBudget | None = None) -> tuple[C
     if not source:
         return ()
     try:
-        return _build(markdown_parser().parse(source), budget)
+        return collapse_more(_build(markdown_parser().parse(source), budget))
     except Exception:  # rendering must never fail a message: fall back to plain text
         return (element("p", None, (source,)),) if budget.take_nodes(2) else ()
