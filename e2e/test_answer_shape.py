@@ -6,9 +6,9 @@ bench/corpora.py from `../shared/corpora/click` with its own conf.py, and previe
 as a plain folder: the preview adds the widget and indexes the HTML). The answer
 opens with its quoted lead (at most LEAD_MAX_CHARS of text before any other part),
 lists the other passages under "More from the docs", closed until the reader opens it
-(by click or keyboard), and every source resolves to a file of the build with its
-anchor an `id` on that page. Screenshots: desktop light (closed) and phone dark
-(opened), in e2e/artifacts.
+(by click or keyboard), each line closed over its quote until opened, and every
+source resolves to a file of the build with its anchor an `id` on that page.
+Screenshots: desktop light (closed) and phone dark (opened), in e2e/artifacts.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from agentskit_web.answering.extractive import LEAD_MAX_CHARS, MORE_FROM_THE_DOCS
-from agentskit_web.chat.view.markdown_tree import MORE_CLASS
 from agentskit_web.bench.corpora import DEFAULT_CORPORA, build_sphinx_corpus
+from agentskit_web.chat.view.markdown_tree import MORE_CLASS, MORE_ITEM_CLASS
 from agentskit_web.cli.preview import preview_config
 from agentskit_web.server.preview import PreviewConfig, PreviewServer
 from agentskit_web.testing import AskWidget
@@ -104,6 +104,10 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
     summary.click()
     expect(first_line).to_be_visible()
     assert first_line.inner_text().strip(), "an opened line shows its title and sentence"
+    line_quote = first_line.locator(f"details.{MORE_ITEM_CLASS} > blockquote")
+    expect(line_quote).to_be_hidden()  # each line is closed over its quote
+    first_line.locator("summary").click()
+    expect(line_quote).to_be_visible()
     page.set_viewport_size(PHONE)
     page.emulate_media(color_scheme="dark")
     body.evaluate("(el) => el.scrollIntoView({block: 'start'})")

@@ -80,6 +80,8 @@ def test_the_answer_opens_with_the_sentences_that_answer_then_lists_the_rest() -
     assert "Intro sentence" not in answer and "Unrelated" not in answer
     more = answer.split(f"**{MORE_FROM_THE_DOCS}**\n", 1)[1]
     assert more.startswith("- *Guide › Themes* [2]: The widget has a dark theme.\n")
+    # The line's whole quote is nested under it (the view opens it on demand), unmarked.
+    assert "\n  > The widget has a dark theme. Colours follow the page.\n" in more
     assert answer.count("[1]") == answer.count("[2]") == 1
     assert answer.endswith("no language model was used._")
     alone = compose_extractive_answer("How to install the widget?", [source])

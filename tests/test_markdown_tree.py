@@ -10,6 +10,7 @@ from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
 from agentskit_web.chat.view.markdown_tree import (
     IMAGE_PLACEHOLDER,
     MORE_CLASS,
+    MORE_ITEM_CLASS,
     code_block,
     markdown_to_tree,
 )
@@ -285,19 +286,34 @@ def test_each_known_invisible_character_is_marked_in_code(code_point: int) -> No
 
 MORE_ANSWER = (
     "> The lead. [1]\n\n**More from the docs**\n- *Guide › Themes* [2]: Dark theme.\n"
+    "  > Dark theme. Colours follow the page.\n  >\n  > ```\n  > theme(dark)\n  > ```\n"
     "- *Guide › Links* [3]: See [the page](/links/).\n\n_These are direct quotes._"
 )
 
 
 def test_more_from_the_docs_is_a_closed_details_built_from_parsed_nodes() -> None:
     root = render(MORE_ANSWER)
-    [details] = [n for e, n in walk(root) if e == "open" and isinstance(n, Node) and n.tag == "details"]
+    [details] = [
+        n for e, n in walk(root) if isinstance(n, Node) and e == "open" and n.tag == "details"
+    ][:1]
     assert details.attr("class") == MORE_CLASS and details.attr("open") is None
     summary, listing = details.children
     assert isinstance(summary, Node) and summary.tag == "summary"
     assert summary.children == (MORE_FROM_THE_DOCS,)
     assert isinstance(listing, Node) and listing.tag == "ul" and len(listing.children) == 2
     assert "Dark theme." in text_of(listing) and links_of(listing) == ["/links/"]
+    # A line with its quote under it is closed over the quote; a line alone stays a line.
+    themes, links = listing.children
+    assert isinstance(themes, Node) and isinstance(links, Node)
+    [item] = themes.children
+    assert isinstance(item, Node) and item.tag == "details" and item.attr("open") is None
+    assert item.attr("class") == MORE_ITEM_CLASS
+    line, quote = item.children
+    assert isinstance(line, Node) and line.tag == "summary"
+    assert text_of(line) == "Guide › Themes [2]: Dark theme."
+    assert isinstance(quote, Node) and quote.tag == "blockquote"
+    assert "Colours follow the page." in text_of(quote) and "div" in tags(quote)
+    assert "details" not in tags(links)
     # The lead and the note stay outside, shown; the label is no longer a bold paragraph.
     assert text_of(root).startswith("The lead. [1]") and "direct quotes" in text_of(root)
     assert "strong" not in tags(root)
@@ -311,6 +327,7 @@ def test_more_from_the_docs_is_a_closed_details_built_from_parsed_nodes() -> Non
         "More from the docs\n- not bold",
         "**More from the docs**\n\nA paragraph, no list.",
         "<details><summary>More from the docs</summary>raw</details>",
+        "**Other**\n- a line\n  > with a quote under it",
     ],
 )
 def test_only_the_exact_structure_collapses(source: str) -> None:

@@ -4,8 +4,8 @@ No model and no network: the answer opens with the sentences of the first
 quotable passage that share words with the question (whole sentences, at most
 three and about 400 characters) and, for a how-to question, its code; the other
 passages follow under "More from the docs", one line each (title and first
-sentence); one source number per quote, then a note that these are quotes
-(`extractive_answer`).
+sentence) with its quote nested under it; one source number per quote, then a
+note that these are quotes (`extractive_answer`).
 The backend's `ExtractiveGenerator` (server/generators.py) and the page's
 static answers stream the same text (`split_deltas`).
 """
@@ -188,20 +188,22 @@ def _runs(found: Sequence[str], picked: Sequence[int]) -> list[list[str]]:
     return runs
 
 
-def _quote_block(runs: Sequence[Sequence[str]], number: int) -> str:
+def _quote_block(runs: Sequence[Sequence[str]], number: int | None) -> str:
     """A Markdown blockquote of a passage's quoted runs, with one [n] after the prose
     (`…` marks sentences left out between two runs) and the code block, if any, after
-    it: one citation marker per quote."""
+    it: one citation marker per quote (none when `number` is None: the line above the
+    quote carries it)."""
     prose = [run for run in runs if not run[0].startswith("```")]
     code = [run[0] for run in runs if run[0].startswith("```")]
+    marker = "" if number is None else f" [{number}]"
     parts = (
-        [" … ".join(" ".join(markdown_text(s) for s in run) for run in prose) + f" [{number}]"]
+        [" … ".join(" ".join(markdown_text(s) for s in run) for run in prose) + marker]
         if prose
         else []
     )
     parts.extend(code)
-    if not prose:
-        parts.append(f"[{number}]")
+    if not prose and marker:
+        parts.append(marker.strip())
     body = "\n\n".join(parts)
     return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
 
@@ -264,8 +266,9 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
       question's terms (at most three, about 400 characters) and, for a how-to
       question, that passage's code block, as one quote with one [n];
     - then, under "More from the docs", one line per other passage with quotable text:
-      its title, its [n] and the first sentence of what it would quote (the reader
-      opens the source for the rest); the view shows that list collapsed;
+      its title, its [n] and the first sentence of what it would quote, with that
+      quote nested under the line (no second [n]); the view shows the list collapsed
+      and each line closed over its quote;
     - a last line that says these are quotes, no model.
 
     The sources themselves are listed once, by the Ask app's sources frame, in passage
@@ -289,7 +292,10 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
         runs = quote_sentences(passage, question_terms)
         if runs:
             title = markdown_text(passage.title)
-            more.append(f"- *{title}* [{number}]: {_preview(runs)}")
+            # The line, then its whole quote nested under it (indented: the same list
+            # item), which the view shows only when the reader opens that line.
+            quote = _quote_block(runs, None).replace("\n", "\n  ")
+            more.append(f"- *{title}* [{number}]: {_preview(runs)}\n  {quote}")
     if lead is None:
         raise NoQuotableText("No passage had quotable text.")
     if more:
