@@ -34,6 +34,9 @@ CASES = {
     "click-sphinx": "How do I show a progress bar while my loop processes files?",
 }
 """A how-to question per build, answered there by more than one section."""
+QUOTED_LINES = {"mkdocs-material": 0, "click-sphinx": 1}
+"""How many "More from the docs" lines carry a quote to open: the lantern's other passage
+quotes one sentence, which its line already shows whole (nothing to open)."""
 REMOVED_IMAGES = {"click-sphinx": ["/_static/click-name.svg"]}
 """Images the shared corpus was published without (its README: "Images removed"): the
 page's 404 for them is the corpus's, not the widget's."""
@@ -96,7 +99,7 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
     assert broken == [], "\n".join(broken)
     more = body.locator(f"details.{MORE_CLASS}")
     expect(more).to_have_count(1)
-    summary = more.locator("summary")
+    summary = more.locator("> summary")
     first_line = more.locator("li").first
     expect(summary).to_have_text(MORE_FROM_THE_DOCS)
     expect(first_line).to_be_hidden()  # collapsed by default
@@ -104,10 +107,13 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
     summary.click()
     expect(first_line).to_be_visible()
     assert first_line.inner_text().strip(), "an opened line shows its title and sentence"
-    line_quote = first_line.locator(f"details.{MORE_ITEM_CLASS} > blockquote")
-    expect(line_quote).to_be_hidden()  # each line is closed over its quote
-    first_line.locator("summary").click()
-    expect(line_quote).to_be_visible()
+    quoted = more.locator(f"details.{MORE_ITEM_CLASS}")
+    expect(quoted).to_have_count(QUOTED_LINES[name])
+    line_quote = quoted.first.locator("> blockquote")
+    if QUOTED_LINES[name]:  # the case's known answer, not the outcome: see QUOTED_LINES
+        expect(line_quote).to_be_hidden()  # each line is closed over its quote
+        quoted.first.locator("> summary").click()
+        expect(line_quote).to_be_visible()
     page.set_viewport_size(PHONE)
     page.emulate_media(color_scheme="dark")
     body.evaluate("(el) => el.scrollIntoView({block: 'start'})")

@@ -82,6 +82,12 @@ def test_the_answer_opens_with_the_sentences_that_answer_then_lists_the_rest() -
     assert more.startswith("- *Guide › Themes* [2]: The widget has a dark theme.\n")
     # The line's whole quote is nested under it (the view opens it on demand), unmarked.
     assert "\n  > The widget has a dark theme. Colours follow the page.\n" in more
+    # A quote that is just the line's sentence is not nested: opening it would repeat it.
+    lone = passage("The widget has a dark theme.", "Themes")
+    code = Passage("/docs/code/", "code", "Guide", "Code", "", "widget.run()")
+    listed = compose_extractive_answer("How to install the widget?", [source, lone, code])
+    assert "  > The widget has a dark theme." not in listed
+    assert "- *Guide › Code* [3]: Code example.\n  > ```\n  > widget.run()\n  > ```" in listed
     assert answer.count("[1]") == answer.count("[2]") == 1
     assert answer.endswith("no language model was used._")
     alone = compose_extractive_answer("How to install the widget?", [source])

@@ -250,6 +250,18 @@ def _preview(runs: Sequence[Sequence[str]]) -> str:
     return markdown_text(line)
 
 
+def _adds_to_preview(runs: Sequence[Sequence[str]]) -> bool:
+    """Whether the quote shows more than its "More from the docs" line: a second
+    sentence, code, or a first sentence the line had to cut (else no quote is nested,
+    so an opened line never just repeats itself)."""
+    quoted = [sentence for run in runs for sentence in run]
+    return (
+        len(quoted) > 1
+        or quoted[0].startswith("```")
+        or len(" ".join(quoted[0].split())) > PREVIEW_MAX_CHARS
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractiveAnswer:
     """The composed answer and which passage it opens with (`lead`, an index into the
@@ -294,8 +306,10 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
             title = markdown_text(passage.title)
             # The line, then its whole quote nested under it (indented: the same list
             # item), which the view shows only when the reader opens that line.
-            quote = _quote_block(runs, None).replace("\n", "\n  ")
-            more.append(f"- *{title}* [{number}]: {_preview(runs)}\n  {quote}")
+            line = f"- *{title}* [{number}]: {_preview(runs)}"
+            if _adds_to_preview(runs):
+                line += "\n  " + _quote_block(runs, None).replace("\n", "\n  ")
+            more.append(line)
     if lead is None:
         raise NoQuotableText("No passage had quotable text.")
     if more:
