@@ -18,7 +18,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from agentskit_web.answering.extractive import LEAD_MAX_CHARS, MORE_FROM_THE_DOCS
+from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
+from agentskit_web.answering.extractive import LEAD_MAX_CHARS
 from agentskit_web.bench.corpora import DEFAULT_CORPORA, build_sphinx_corpus
 from agentskit_web.chat.view.markdown_tree import MORE_CLASS, MORE_ITEM_CLASS
 from agentskit_web.cli.preview import preview_config

@@ -19,12 +19,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from _ask_helpers import PASSAGE, ThreadedUvicorn, ask_body, post, site, text_of, write_docs
+from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
 from agentskit_web.answering.chunk import Passage
 from agentskit_web.answering.extractive import (
     EXTRACTIVE_CODE_MAX_CHARS,
     LEAD_MAX_CHARS,
     LEAD_MAX_SENTENCES,
-    MORE_FROM_THE_DOCS,
     PREVIEW_MAX_CHARS,
     NoQuotableText,
     asks_how,

@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
+from ..answering.answer_shape import MORE_FROM_THE_DOCS
 from ..answering.chunk import Passage
 from ..answering.extractive import (
     LEAD_MAX_CHARS,
-    MORE_FROM_THE_DOCS,
     NoQuotableText,
     compose_extractive_answer,
     split_deltas,
