@@ -14,6 +14,7 @@ from agentskit_web.chat.view.markdown_tree import (
     code_block,
     markdown_to_tree,
 )
+from agentskit_web.chat.view.render_budget import RenderBudget
 from agentskit_web.chat.view.tree import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
@@ -333,3 +334,19 @@ def test_more_from_the_docs_is_a_closed_details_built_from_parsed_nodes() -> Non
 def test_only_the_exact_structure_collapses(source: str) -> None:
     root = render(source)
     assert not {"details", "summary"} & tags(root)
+
+
+def test_a_line_closed_over_its_quote_costs_two_nodes_of_the_budget() -> None:
+    source = "**More from the docs**\n- *A* [2]: One.\n  > One. Two."
+    spent = RenderBudget()
+    markdown_to_tree(source, spent)
+    used = RenderBudget().nodes - spent.nodes
+    at_limit = RenderBudget(nodes=used)
+    root = element("div", None, markdown_to_tree(source, at_limit))
+    assert not at_limit.shortened
+    assert MORE_ITEM_CLASS in {n.attr("class") for e, n in walk(root) if isinstance(n, Node)}
+    past = RenderBudget(nodes=used - 1)
+    root = element("div", None, markdown_to_tree(source, past))
+    assert past.shortened, "no room for the line's details: the message says it was cut"
+    assert MORE_ITEM_CLASS not in {n.attr("class") for e, n in walk(root) if isinstance(n, Node)}
+    assert "One. Two." in text_of(root), "the quote is kept, shown open, never lost"
