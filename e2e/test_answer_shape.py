@@ -5,9 +5,10 @@ built_sites.py and on Click's own Sphinx docs (the eval's corpus, built by
 bench/corpora.py from `../shared/corpora/click` with its own conf.py, and previewed
 as a plain folder: the preview adds the widget and indexes the HTML). The answer
 opens with its quoted lead (at most LEAD_MAX_CHARS of text before any other part),
-lists the other passages under "More from the docs", and every source resolves to a
-file of the build with its anchor an `id` on that page. Screenshots: desktop light
-and phone dark, in e2e/artifacts.
+lists the other passages under "More from the docs", closed until the reader opens it
+(by click or keyboard), each line closed over its quote until opened, and every
+source resolves to a file of the build with its anchor an `id` on that page.
+Screenshots: desktop light (closed) and phone dark (opened), in e2e/artifacts.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
-from agentskit_web.answering.extractive import LEAD_MAX_CHARS, MORE_FROM_THE_DOCS
+from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
+from agentskit_web.answering.extractive import LEAD_MAX_CHARS
 from agentskit_web.bench.corpora import DEFAULT_CORPORA, build_sphinx_corpus
+from agentskit_web.chat.view.markdown_tree import MORE_CLASS, MORE_ITEM_CLASS
 from agentskit_web.cli.preview import preview_config
 from agentskit_web.server.preview import PreviewConfig, PreviewServer
 from agentskit_web.testing import AskWidget
@@ -32,6 +35,9 @@ CASES = {
     "click-sphinx": "How do I show a progress bar while my loop processes files?",
 }
 """A how-to question per build, answered there by more than one section."""
+QUOTED_LINES = {"mkdocs-material": 0, "click-sphinx": 1}
+"""How many "More from the docs" lines carry a quote to open: the lantern's other passage
+quotes one sentence, which its line already shows whole (nothing to open)."""
 REMOVED_IMAGES = {"click-sphinx": ["/_static/click-name.svg"]}
 """Images the shared corpus was published without (its README: "Images removed"): the
 page's 404 for them is the corpus's, not the widget's."""
@@ -92,10 +98,28 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
     assert len(sources) >= 2
     broken = [why for s in sources if (why := broken_citation(site, s.href))]
     assert broken == [], "\n".join(broken)
+    more = body.locator(f"details.{MORE_CLASS}")
+    expect(more).to_have_count(1)
+    summary = more.locator("> summary")
+    first_line = more.locator("li").first
+    expect(summary).to_have_text(MORE_FROM_THE_DOCS)
+    expect(first_line).to_be_hidden()  # collapsed by default
     page.screenshot(path=str(ARTIFACTS / f"answer-shape-{name}-desktop-light.png"))
+    summary.click()
+    expect(first_line).to_be_visible()
+    assert first_line.inner_text().strip(), "an opened line shows its title and sentence"
+    quoted = more.locator(f"details.{MORE_ITEM_CLASS}")
+    expect(quoted).to_have_count(QUOTED_LINES[name])
+    line_quote = quoted.first.locator("> blockquote")
+    if QUOTED_LINES[name]:  # the case's known answer, not the outcome: see QUOTED_LINES
+        expect(line_quote).to_be_hidden()  # each line is closed over its quote
+        quoted.first.locator("> summary").click()
+        expect(line_quote).to_be_visible()
     page.set_viewport_size(PHONE)
     page.emulate_media(color_scheme="dark")
     body.evaluate("(el) => el.scrollIntoView({block: 'start'})")
     page.screenshot(path=str(ARTIFACTS / f"answer-shape-{name}-phone-dark.png"))
+    summary.press("Enter")  # the summary is a keyboard control: Enter closes it again
+    expect(first_line).to_be_hidden()
     assert watch.off_origin == [], "a request left the preview's origin"
     watch.allow_errors_at({server.url + path for path in REMOVED_IMAGES.get(name, [])})

@@ -19,12 +19,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from _ask_helpers import PASSAGE, ThreadedUvicorn, ask_body, post, site, text_of, write_docs
+from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
 from agentskit_web.answering.chunk import Passage
 from agentskit_web.answering.extractive import (
     EXTRACTIVE_CODE_MAX_CHARS,
     LEAD_MAX_CHARS,
     LEAD_MAX_SENTENCES,
-    MORE_FROM_THE_DOCS,
     PREVIEW_MAX_CHARS,
     NoQuotableText,
     asks_how,
@@ -78,8 +78,16 @@ def test_the_answer_opens_with_the_sentences_that_answer_then_lists_the_rest() -
     # The short best sentence brings its neighbour; one marker for the whole quote.
     assert answer.startswith("> Install the widget with one line. It streams answers. [1]")
     assert "Intro sentence" not in answer and "Unrelated" not in answer
-    more = answer.split(f"**{MORE_FROM_THE_DOCS}**\n\n", 1)[1]
+    more = answer.split(f"**{MORE_FROM_THE_DOCS}**\n", 1)[1]
     assert more.startswith("- *Guide › Themes* [2]: The widget has a dark theme.\n")
+    # The line's whole quote is nested under it (the view opens it on demand), unmarked.
+    assert "\n  > The widget has a dark theme. Colours follow the page.\n" in more
+    # A quote that is just the line's sentence is not nested: opening it would repeat it.
+    lone = passage("The widget has a dark theme.", "Themes")
+    code = Passage("/docs/code/", "code", "Guide", "Code", "", "widget.run()")
+    listed = compose_extractive_answer("How to install the widget?", [source, lone, code])
+    assert "  > The widget has a dark theme." not in listed
+    assert "- *Guide › Code* [3]: Code example.\n  > ```\n  > widget.run()\n  > ```" in listed
     assert answer.count("[1]") == answer.count("[2]") == 1
     assert answer.endswith("no language model was used._")
     alone = compose_extractive_answer("How to install the widget?", [source])

@@ -473,3 +473,21 @@ def test_a_long_answer_stops_at_its_question_and_a_reader_at_the_bottom_follows_
         assert log.scrollTop == 5_000, "back at the bottom, the reader follows again"
 
     asyncio.run(scenario())
+
+
+def test_more_from_the_docs_is_built_closed_with_dom_calls_only() -> None:
+    dom = builder()
+    holder = dom.document.createElement("div")
+    body = MessageBody(dom, holder)
+    evil = "<img src=x onerror=alert(1)>"
+    body.append_parts(
+        [text_part(f"> Lead. [1]\n\n**More from the docs**\n- *{evil}* [2]: One.\n\n_Q._")]
+    )
+    body.finish()
+    details = holder.querySelector("details")
+    assert details is not None and details.getAttribute("open") is None
+    summary, listing = details.children
+    assert isinstance(summary, FakeElement) and summary.tag == "summary"
+    assert summary.textContent == "More from the docs"
+    assert isinstance(listing, FakeElement) and listing.tag == "ul"
+    assert evil in listing.textContent and holder.querySelector("img") is None

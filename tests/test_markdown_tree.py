@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentskit_web.chat.view.markdown_tree import IMAGE_PLACEHOLDER, code_block, markdown_to_tree
+from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
+from agentskit_web.chat.view.markdown_tree import (
+    IMAGE_PLACEHOLDER,
+    MORE_CLASS,
+    MORE_ITEM_CLASS,
+    code_block,
+    markdown_to_tree,
+)
+from agentskit_web.chat.view.render_budget import RenderBudget
 from agentskit_web.chat.view.tree import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
@@ -275,3 +283,70 @@ def test_each_known_invisible_character_is_marked_in_code(code_point: int) -> No
     source = f"```\nok{chr(code_point)}ok\n```\n"
     shown = text_of(element("div", None, markdown_to_tree(source)))
     assert f"ok<U+{code_point:04X}>ok" in shown and chr(code_point) not in shown
+
+
+MORE_ANSWER = (
+    "> The lead. [1]\n\n**More from the docs**\n- *Guide › Themes* [2]: Dark theme.\n"
+    "  > Dark theme. Colours follow the page.\n  >\n  > ```\n  > theme(dark)\n  > ```\n"
+    "- *Guide › Links* [3]: See [the page](/links/).\n\n_These are direct quotes._"
+)
+
+
+def test_more_from_the_docs_is_a_closed_details_built_from_parsed_nodes() -> None:
+    root = render(MORE_ANSWER)
+    [details] = [
+        n for e, n in walk(root) if isinstance(n, Node) and e == "open" and n.tag == "details"
+    ][:1]
+    assert details.attr("class") == MORE_CLASS and details.attr("open") is None
+    summary, listing = details.children
+    assert isinstance(summary, Node) and summary.tag == "summary"
+    assert summary.children == (MORE_FROM_THE_DOCS,)
+    assert isinstance(listing, Node) and listing.tag == "ul" and len(listing.children) == 2
+    assert "Dark theme." in text_of(listing) and links_of(listing) == ["/links/"]
+    # A line with its quote under it is closed over the quote; a line alone stays a line.
+    themes, links = listing.children
+    assert isinstance(themes, Node) and isinstance(links, Node)
+    [item] = themes.children
+    assert isinstance(item, Node) and item.tag == "details" and item.attr("open") is None
+    assert item.attr("class") == MORE_ITEM_CLASS
+    line, quote = item.children
+    assert isinstance(line, Node) and line.tag == "summary"
+    assert text_of(line) == "Guide › Themes [2]: Dark theme."
+    assert isinstance(quote, Node) and quote.tag == "blockquote"
+    assert "Colours follow the page." in text_of(quote) and "div" in tags(quote)
+    assert "details" not in tags(links)
+    # The lead and the note stay outside, shown; the label is no longer a bold paragraph.
+    assert text_of(root).startswith("The lead. [1]") and "direct quotes" in text_of(root)
+    assert "strong" not in tags(root)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "**More from the docs!**\n- another label",
+        "**More from the docs** and more\n- not the label alone",
+        "More from the docs\n- not bold",
+        "**More from the docs**\n\nA paragraph, no list.",
+        "<details><summary>More from the docs</summary>raw</details>",
+        "**Other**\n- a line\n  > with a quote under it",
+    ],
+)
+def test_only_the_exact_structure_collapses(source: str) -> None:
+    root = render(source)
+    assert not {"details", "summary"} & tags(root)
+
+
+def test_a_line_closed_over_its_quote_costs_two_nodes_of_the_budget() -> None:
+    source = "**More from the docs**\n- *A* [2]: One.\n  > One. Two."
+    spent = RenderBudget()
+    markdown_to_tree(source, spent)
+    used = RenderBudget().nodes - spent.nodes
+    at_limit = RenderBudget(nodes=used)
+    root = element("div", None, markdown_to_tree(source, at_limit))
+    assert not at_limit.shortened
+    assert MORE_ITEM_CLASS in {n.attr("class") for e, n in walk(root) if isinstance(n, Node)}
+    past = RenderBudget(nodes=used - 1)
+    root = element("div", None, markdown_to_tree(source, past))
+    assert past.shortened, "no room for the line's details: the message says it was cut"
+    assert MORE_ITEM_CLASS not in {n.attr("class") for e, n in walk(root) if isinstance(n, Node)}
+    assert "One. Two." in text_of(root), "the quote is kept, shown open, never lost"

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from agentskit_web.chat.view.markdown_tree import MORE_ITEM_CLASS
 from agentskit_web.chat.view.render_plan import (
     BlocksReady,
     MessageRenderPlan,
@@ -9,7 +10,7 @@ from agentskit_web.chat.view.render_plan import (
     TailAppend,
     render_whole,
 )
-from agentskit_web.chat.view.tree import Node, element, links_of, text_of
+from agentskit_web.chat.view.tree import Node, element, links_of, text_of, walk
 
 FRAME = {
     "protocol": "agentskit.chat.component",
@@ -93,3 +94,26 @@ def _work(records: int) -> int:
 def test_render_work_is_linear_in_the_answer() -> None:
     small, large = _work(64), _work(512)
     assert large / small <= 9
+
+
+def test_more_from_the_docs_streams_into_the_same_closed_details() -> None:
+    source = (
+        "> Lead. [1]\n\n**More from the docs**\n- *A* [2]: One.\n  > One. Then more.\n"
+        "- *B* [3]: Two.\n  > Two.\n\n_Quotes._"
+    )
+    streamed = MessageRenderPlan()
+    nodes: list[Any] = []
+    for start in range(0, len(source), 7):
+        for op in streamed.append([text(source[start : start + 7])]):
+            if isinstance(op, BlocksReady):
+                nodes.extend(op.nodes)
+    for op in streamed.finish():
+        assert isinstance(op, BlocksReady)
+        nodes.extend(op.nodes)
+    assert nodes == render_whole([text(source)])
+    [details] = [n for n in nodes if isinstance(n, Node) and n.tag == "details"]
+    assert details.attr("open") is None
+    opened = [n for e, n in walk(details) if e == "open" and isinstance(n, Node)]
+    lines = [n for n in opened if n.tag == "details" and n.attr("class") == MORE_ITEM_CLASS]
+    assert len(lines) == 2 and all(line.attr("open") is None for line in lines)
+    assert [n.tag for n in nodes if isinstance(n, Node)] == ["blockquote", "details", "p"]

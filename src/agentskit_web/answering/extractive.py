@@ -4,8 +4,8 @@ No model and no network: the answer opens with the sentences of the first
 quotable passage that share words with the question (whole sentences, at most
 three and about 400 characters) and, for a how-to question, its code; the other
 passages follow under "More from the docs", one line each (title and first
-sentence); one source number per quote, then a note that these are quotes
-(`extractive_answer`).
+sentence) with its quote nested under it; one source number per quote, then a
+note that these are quotes (`extractive_answer`).
 The backend's `ExtractiveGenerator` (server/generators.py) and the page's
 static answers stream the same text (`split_deltas`).
 """
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from .answer_shape import MORE_FROM_THE_DOCS
 from .chunk import Passage
 from .query_terms import within_one_edit
 from .sentences import sentences
@@ -42,8 +43,6 @@ PREVIEW_MAX_CHARS: Final = 160
 """A "More from the docs" line shows at most this much of its quote's first sentence."""
 NOT_HOW_WORDS: Final = frozenset({"what", "why", "which", "who", "whom", "whose", "when", "where"})
 """A question opening with one of these asks for a fact, not a task: no code block."""
-MORE_FROM_THE_DOCS: Final = "More from the docs"
-"""The label above the passages after the lead (the eval measures what comes before)."""
 QUOTES_NOTE: Final = (
     "_These are direct quotes from the sources listed below; no language model was used._"
 )
@@ -189,20 +188,22 @@ def _runs(found: Sequence[str], picked: Sequence[int]) -> list[list[str]]:
     return runs
 
 
-def _quote_block(runs: Sequence[Sequence[str]], number: int) -> str:
+def _quote_block(runs: Sequence[Sequence[str]], number: int | None) -> str:
     """A Markdown blockquote of a passage's quoted runs, with one [n] after the prose
     (`…` marks sentences left out between two runs) and the code block, if any, after
-    it: one citation marker per quote."""
+    it: one citation marker per quote (none when `number` is None: the line above the
+    quote carries it)."""
     prose = [run for run in runs if not run[0].startswith("```")]
     code = [run[0] for run in runs if run[0].startswith("```")]
+    marker = "" if number is None else f" [{number}]"
     parts = (
-        [" … ".join(" ".join(markdown_text(s) for s in run) for run in prose) + f" [{number}]"]
+        [" … ".join(" ".join(markdown_text(s) for s in run) for run in prose) + marker]
         if prose
         else []
     )
     parts.extend(code)
-    if not prose:
-        parts.append(f"[{number}]")
+    if not prose and marker:
+        parts.append(marker.strip())
     body = "\n\n".join(parts)
     return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
 
@@ -249,6 +250,18 @@ def _preview(runs: Sequence[Sequence[str]]) -> str:
     return markdown_text(line)
 
 
+def _adds_to_preview(runs: Sequence[Sequence[str]]) -> bool:
+    """Whether the quote shows more than its "More from the docs" line: a second
+    sentence, code, or a first sentence the line had to cut (else no quote is nested,
+    so an opened line never just repeats itself)."""
+    quoted = [sentence for run in runs for sentence in run]
+    return (
+        len(quoted) > 1
+        or quoted[0].startswith("```")
+        or len(" ".join(quoted[0].split())) > PREVIEW_MAX_CHARS
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractiveAnswer:
     """The composed answer and which passage it opens with (`lead`, an index into the
@@ -265,8 +278,9 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
       question's terms (at most three, about 400 characters) and, for a how-to
       question, that passage's code block, as one quote with one [n];
     - then, under "More from the docs", one line per other passage with quotable text:
-      its title, its [n] and the first sentence of what it would quote (the reader
-      opens the source for the rest);
+      its title, its [n] and the first sentence of what it would quote, with that
+      quote nested under the line (no second [n]); the view shows the list collapsed
+      and each line closed over its quote;
     - a last line that says these are quotes, no model.
 
     The sources themselves are listed once, by the Ask app's sources frame, in passage
@@ -290,11 +304,18 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
         runs = quote_sentences(passage, question_terms)
         if runs:
             title = markdown_text(passage.title)
-            more.append(f"- *{title}* [{number}]: {_preview(runs)}")
+            # The line, then its whole quote nested under it (indented: the same list
+            # item), which the view shows only when the reader opens that line.
+            line = f"- *{title}* [{number}]: {_preview(runs)}"
+            if _adds_to_preview(runs):
+                line += "\n  " + _quote_block(runs, None).replace("\n", "\n  ")
+            more.append(line)
     if lead is None:
         raise NoQuotableText("No passage had quotable text.")
     if more:
-        blocks.append(f"**{MORE_FROM_THE_DOCS}**\n\n" + "\n".join(more))
+        # The label line and the list as one Markdown block (a list may interrupt a
+        # paragraph), so the view sees them together and collapses them (answer_shape).
+        blocks.append(f"**{MORE_FROM_THE_DOCS}**\n" + "\n".join(more))
     blocks.append(QUOTES_NOTE)
     return ExtractiveAnswer("\n\n".join(blocks), lead)
 

@@ -62,9 +62,9 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..answering.answer_shape import MORE_FROM_THE_DOCS
 from ..answering.chunk import Found, Passage
 from ..answering.extractive import (
-    MORE_FROM_THE_DOCS,
     NoQuotableText,
     compose_extractive_answer,
     extractive_answer,

@@ -83,6 +83,8 @@ BOOT_IMPORTS: Final = (
     "agentskit_web.chat.view.markdown_stream",
     "agentskit_web.chat.view.render_limits",
     "agentskit_web.chat.view.render_budget",
+    "agentskit_web.answering",
+    "agentskit_web.answering.answer_shape",
     "agentskit_web.chat.view.markdown_tree",
     "agentskit_web.chat.view.render_plan",
     "agentskit_web.browser",

@@ -21,10 +21,10 @@ from urllib.parse import urlsplit
 import anyio
 import httpx
 
+from ..answering.answer_shape import MORE_FROM_THE_DOCS
 from ..answering.chunk import Passage
 from ..answering.extractive import (
     LEAD_MAX_CHARS,
-    MORE_FROM_THE_DOCS,
     NoQuotableText,
     compose_extractive_answer,
     split_deltas,
@@ -99,7 +99,8 @@ SYSTEM_PROMPT: Final = (
     f"{LEAD_MAX_CHARS} characters, from the passage that answers best; when the question "
     "asks how to do something and that passage has code, follow with that one code "
     f"block. Then, only if other passages add something, a line '**{MORE_FROM_THE_DOCS}**' "
-    "and one line per such passage: its title and what it adds. Cite each passage you "
+    "directly followed, with no blank line, by one '- ' line per such passage: its title "
+    "and what it adds. Cite each passage you "
     "use once, as [n]; do not list the sources, they are shown below the answer."
 )
 """The same shape as the extractive answer (answering/extractive.py, issue 32): the reader
