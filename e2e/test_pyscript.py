@@ -84,7 +84,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def page_two_levels_below(folder: Path, name: str) -> str:
-    """The docs' page saved in `one/two/` below the folder, its two paths changed as the docs say."""
+    """The docs' page in `one/two/` below the folder, its two paths changed as the docs say."""
     page = documented_page()
     for attribute in ("src", "config"):
         for file in ("agentskit-ask-pyscript.js", "agentskit-ask-pyscript.json"):
@@ -197,7 +197,9 @@ def test_a_page_two_levels_below_the_folder_boots_from_the_folder_s_runtime(
     page.on("request", lambda r: runtimes.append(r.url) if "pyodide.mjs" in r.url else None)
     page.goto(f"{url}{path}")
     page.locator("#ask[data-mounted] .ak-input").wait_for(timeout=BOOT_TIMEOUT_MS)
-    assert "This answer comes from the function answer" in pyscript_answer(page, "What is PyScript?")
+    assert "This answer comes from the function answer" in pyscript_answer(
+        page, "What is PyScript?"
+    )
     assert page.evaluate("window.__cspViolations") == []
     page.close()
     assert runtimes and all(r.startswith(f"{url}/runtime.") for r in runtimes), runtimes
@@ -216,9 +218,12 @@ def test_a_missing_runtime_is_said_in_the_page_where_the_script_is(
     expect(alert).to_be_visible(timeout=60_000)
     expect(alert).to_contain_text(f"{url}/runtime.")
     # In the script's place: right before the <script type="py"> that could not start.
-    assert page.evaluate(
-        "document.querySelector('p[role=alert]').nextElementSibling.getAttribute('type')"
-    ) == "py"
+    assert (
+        page.evaluate(
+            "document.querySelector('p[role=alert]').nextElementSibling.getAttribute('type')"
+        )
+        == "py"
+    )
     assert page.locator("#ask[data-mounted]").count() == 0
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "pyscript-missing-runtime.png"), full_page=True)

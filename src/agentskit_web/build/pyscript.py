@@ -102,7 +102,7 @@ def entry_text(folder: str, assets: Mapping[str, object], config: Mapping[str, o
         "runtime: () => null });\n"
         f'const CONFIG = new URL("{PYSCRIPT_CONFIG}", BASE).href;\n'
         f'const INTERPRETER = new URL("{interpreter}", BASE).href;\n'
-        'const scripts = [...document.querySelectorAll(\'script[type="py"][config]\')].filter(\n'
+        "const scripts = [...document.querySelectorAll('script[type=\"py\"][config]')].filter(\n"
         '  (script) => new URL(script.getAttribute("config"), document.baseURI).href === CONFIG,\n'
         ");\n"
         f"const inline = JSON.stringify({{ ...{inline}, interpreter: INTERPRETER }});\n"
