@@ -272,6 +272,22 @@ def test_a_backend_citing_broken_links_fails_sources_naming_each(dist: Path) -> 
     assert "#fields" not in text  # the good link is not named
 
 
+def test_a_decline_is_the_answer_row_s_finding_not_a_console_error(dist: Path) -> None:
+    """The contract's decline (422 ASK_NO_GROUNDED_SOURCES), shown by the widget as its
+    message: the answer row says so with that message; the console row does not count
+    Chromium's line for it (a 405 still counts: test_a_refusing_backend_...)."""
+    declined = "No passage of the documentation matches this question."
+    with AskServer(site=dist) as ask:
+        ask.error(422, "ASK_NO_GROUNDED_SOURCES", declined)
+        status, report, stderr = check(ask.url + "/", "--question", "Best pizza in Naples?")
+    assert status == 1, (stderr, report)
+    found = verdicts(report)
+    assert found["boot"] is True and found["answer"] is False
+    assert "refused: HTTP 422" in detail(report, "answer")
+    assert declined in detail(report, "answer")
+    assert found["console"] is True, detail(report, "console")
+
+
 def test_a_backend_citing_good_links_passes_sources(dist: Path) -> None:
     with AskServer(site=dist) as ask:
         ask.answer("See this page.", sources=[GOOD_SOURCE])

@@ -83,6 +83,19 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+def page_two_levels_below(folder: Path, name: str) -> str:
+    """The docs' page in `one/two/` below the folder, its two paths changed as the docs say."""
+    page = documented_page()
+    for attribute in ("src", "config"):
+        for file in ("agentskit-ask-pyscript.js", "agentskit-ask-pyscript.json"):
+            page = page.replace(f'{attribute}="{file}"', f'{attribute}="../../{file}"')
+    assert page.count('"../../agentskit-ask-pyscript.') == 2, "the docs' page names both paths"
+    deep = folder / "one" / "two"
+    deep.mkdir(parents=True, exist_ok=True)
+    (deep / name).write_text(page, encoding="utf-8")
+    return f"/one/two/{name}"
+
+
 @pytest.fixture
 def serve(folder: Path, watch: Watch) -> Iterator[object]:
     servers: list[AppServer] = []
@@ -172,3 +185,46 @@ def test_the_pyscript_page_under_the_strict_policy_is_refused_by_script_src(
         violations = page.evaluate("window.__cspViolations")
     page.close()
     assert any(v.startswith("script-src") for v in violations), violations
+
+
+def test_a_page_two_levels_below_the_folder_boots_from_the_folder_s_runtime(
+    page: Page, context: BrowserContext, folder: Path, serve: object, watch: Watch
+) -> None:
+    url = serve(documented_policy())  # type: ignore[operator]
+    path = page_two_levels_below(folder, "deep.html")
+    context.add_init_script(RECORD_VIOLATIONS)
+    runtimes: list[str] = []
+    page.on("request", lambda r: runtimes.append(r.url) if "pyodide.mjs" in r.url else None)
+    page.goto(f"{url}{path}")
+    page.locator("#ask[data-mounted] .ak-input").wait_for(timeout=BOOT_TIMEOUT_MS)
+    assert "This answer comes from the function answer" in pyscript_answer(
+        page, "What is PyScript?"
+    )
+    assert page.evaluate("window.__cspViolations") == []
+    page.close()
+    assert runtimes and all(r.startswith(f"{url}/runtime.") for r in runtimes), runtimes
+    assert watch.off_origin == []
+
+
+@pytest.mark.console_error_expected(r"404|pyodide|module")
+def test_a_missing_runtime_is_said_in_the_page_where_the_script_is(
+    page: Page, folder: Path, serve: object
+) -> None:
+    url = serve(documented_policy())  # type: ignore[operator]
+    path = page_two_levels_below(folder, "missing.html")
+    page.route("**/pyodide.mjs", lambda route: route.fulfill(status=404, body="not found"))
+    page.goto(f"{url}{path}")
+    alert = page.locator("p[role=alert]")
+    expect(alert).to_be_visible(timeout=60_000)
+    expect(alert).to_contain_text(f"{url}/runtime.")
+    # In the script's place: right before the <script type="py"> that could not start.
+    assert (
+        page.evaluate(
+            "document.querySelector('p[role=alert]').nextElementSibling.getAttribute('type')"
+        )
+        == "py"
+    )
+    assert page.locator("#ask[data-mounted]").count() == 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "pyscript-missing-runtime.png"), full_page=True)
+    page.close()

@@ -192,3 +192,26 @@ def test_the_page_s_own_findings_warn_and_fail_only_when_strict() -> None:
     assert lenient.ok and lenient.warnings == findings and "--strict-page" in lenient.detail
     assert not check.page_check(findings, strict=True).ok
     assert check.page_check([], strict=True).ok
+
+
+def test_only_a_decline_or_rate_limit_the_widget_showed_leaves_the_console_row() -> None:
+    ask = "https://docs.example/api/ask"
+    statuses = {
+        f"{ask}?corpus=docs": 422,
+        ask: 429,
+        "https://docs.example/agentskit/runtime.0123/pyodide.mjs": 404,
+        "https://docs.example/api/ask-other": 422,
+    }
+    assert check.rendered_refusal(f"{ask}?corpus=docs", ask, statuses, shown=True)
+    assert check.rendered_refusal(ask, ask, statuses, shown=True)
+    # Not shown as the answer's message: a console error like any other.
+    assert not check.rendered_refusal(ask, ask, statuses, shown=False)
+    # Another URL's 4xx still counts.
+    for source in (
+        "https://docs.example/agentskit/runtime.0123/pyodide.mjs",
+        "https://docs.example/api/ask-other",
+    ):
+        assert not check.rendered_refusal(source, ask, statuses, shown=True)
+    # A 4xx that means widget and backend disagree, or a 5xx, still counts.
+    for status in (400, 401, 403, 405, 413, 415, 421, 423, 500, 502):
+        assert not check.rendered_refusal(ask, ask, {ask: status}, shown=True), status

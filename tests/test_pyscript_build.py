@@ -16,6 +16,8 @@ from agentskit_web.build.pyscript import (
     PYSCRIPT_CORE,
     PYSCRIPT_ENTRY,
     PYSCRIPT_SOURCE,
+    entry_text,
+    pyscript_config,
     pyscript_files,
 )
 from agentskit_web.page_packages import PAGE_PACKAGE
@@ -118,3 +120,18 @@ def test_every_scrubbed_script_still_parses(tmp_path: Path) -> None:
         script.write_bytes(data)
         checked = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
         assert checked.returncode == 0, f"{name}: {checked.stderr[-500:]}"
+
+
+def test_the_entry_parses_and_names_the_runtime_against_its_own_folder(tmp_path: Path) -> None:
+    """PyScript resolves a config's interpreter against the page: the entry must name it
+    against its own URL (a page anywhere boots), keeping the file config's other keys."""
+    config = pyscript_config("runtime.0123/")
+    entry = entry_text("pyscript.4567/", {"runtime": "runtime.0123/"}, config)
+    assert 'new URL("runtime.0123/pyodide.mjs", BASE)' in entry
+    assert '"packages_cache": "passthrough"' in entry and '"packages": ["agentskit-web"]' in entry
+    node = shutil.which("node")
+    assert node is not None, "node (which `npm ci` needs) is on PATH"
+    script = tmp_path / "entry.mjs"
+    script.write_text(entry, encoding="utf-8")
+    checked = subprocess.run([node, "--check", str(script)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr[-500:]

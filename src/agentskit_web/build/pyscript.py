@@ -76,17 +76,52 @@ def pyscript_config(runtime_dir: str) -> dict[str, object]:
     }
 
 
-def entry_text(folder: str, assets: Mapping[str, object]) -> str:
-    """The entry module: publish the assets as the loader does, then start PyScript."""
+def entry_text(folder: str, assets: Mapping[str, object], config: Mapping[str, object]) -> str:
+    """The entry module: publish the assets as the loader does, then start PyScript.
+
+    PyScript resolves a config's `interpreter` against the page, not against the config
+    file (`@pyscript/core` src/core.js, `relative_url(config.interpreter)`), so a page
+    outside the folder would ask for `runtime.<hash>/` beside itself and never start.
+    The entry knows where the folder is (`import.meta.url`): every `<script type="py">`
+    naming our config file gets the same config inline, its interpreter an absolute URL
+    inside the folder. A page anywhere on the site then boots with the two paths it
+    names. The entry imports the interpreter module too (the same URL PyScript imports:
+    one fetch, one module); when that fails, the reader sees why in the script's place,
+    as text (never HTML), instead of an empty page and one console line."""
     published = json.dumps(assets, sort_keys=True)
+    interpreter = str(config["interpreter"]).removeprefix("./")
+    inline = json.dumps({k: v for k, v in config.items() if k != "interpreter"}, sort_keys=True)
     return (
         "// agentskit-web: PyScript pages link this file (agentskit-web assets --with-pyscript).\n"
-        "// It tells the widget where its stylesheet is, as agentskit-ask.js does, then starts\n"
-        "// PyScript, which boots the same Pyodide and lock (agentskit-ask-pyscript.json).\n"
+        "// It tells the widget where its stylesheet is, as agentskit-ask.js does, names the\n"
+        "// folder's Pyodide by its absolute URL in the config of every script that names\n"
+        f"// {PYSCRIPT_CONFIG} (PyScript resolves it against the page), then starts\n"
+        "// PyScript. A runtime that does not load is shown in the page, in the script's place.\n"
         'const BASE = new URL(".", import.meta.url);\n'
         f"globalThis.agentskitAsk ??= Object.freeze({{ assets: {published}, base: BASE.href, "
         "runtime: () => null });\n"
+        f'const CONFIG = new URL("{PYSCRIPT_CONFIG}", BASE).href;\n'
+        f'const INTERPRETER = new URL("{interpreter}", BASE).href;\n'
+        "const scripts = [...document.querySelectorAll('script[type=\"py\"][config]')].filter(\n"
+        '  (script) => new URL(script.getAttribute("config"), document.baseURI).href === CONFIG,\n'
+        ");\n"
+        f"const inline = JSON.stringify({{ ...{inline}, interpreter: INTERPRETER }});\n"
+        'for (const script of scripts) script.setAttribute("config", inline);\n'
+        "const runtime = import(INTERPRETER).then(() => null, (error) => error);\n"
         f'await import(new URL("{folder}{PYSCRIPT_CORE}", BASE).href);\n'
+        "const failure = await runtime;\n"
+        "if (failure) {\n"
+        "  for (const script of scripts) {\n"
+        '    const note = document.createElement("p");\n'
+        '    note.setAttribute("role", "alert");\n'
+        '    note.className = "agentskit-ask-pyscript-error";\n'
+        '    note.style.cssText = "border: 2px solid #b00020; padding: 0.75em; color: #b00020;";\n'
+        "    note.textContent = `The Ask box could not start: its Python runtime did not load "
+        "from ${INTERPRETER} (${failure}). Publish the whole assets folder "
+        "(agentskit-web assets --with-pyscript) beside this page's links to it.`;\n"
+        "    script.before(note);\n"
+        "  }\n"
+        "}\n"
     )
 
 
@@ -95,7 +130,7 @@ def pyscript_outputs(
 ) -> dict[str, bytes]:
     """Every file the option adds to the assets folder, by path inside it."""
     outputs = {f"{folder}{name}": data for name, data in files.items()}
-    outputs[PYSCRIPT_ENTRY] = entry_text(folder, assets).encode("utf-8")
     config = pyscript_config(str(assets["runtime"]))
+    outputs[PYSCRIPT_ENTRY] = entry_text(folder, assets, config).encode("utf-8")
     outputs[PYSCRIPT_CONFIG] = (json.dumps(config, indent=1, sort_keys=True) + "\n").encode()
     return outputs

@@ -19,7 +19,11 @@ the launcher button: the loader's intent) and reports, as a table or `--json`:
   with the bytes gzip would save;
 - origin: no request of the widget left the page's origin (they are aborted, nothing
   leaves);
-- console: no console errors or uncaught page errors from the widget, each with its URL;
+- console: no console errors or uncaught page errors from the widget, each with its URL.
+  Not counted: Chromium's error line for the Ask endpoint's answer to the reader's question
+  (a decline, 422 `ASK_NO_GROUNDED_SOURCES`; a rate limit, 429) when the widget showed it as
+  its message: the protocol makes those error statuses, the widget renders them, and the
+  answer row reports them;
 - page: what the host page did itself (a theme's or analytics' off-origin request, its
   console errors, its own CSP violations such as a theme's inline script), with the URL
   or the directive and the `--allow-origin` to let a request through: warnings, failing
@@ -58,6 +62,10 @@ from ..build.assets import COMPRESS_MIN_BYTES, COMPRESS_MIN_SAVING, COMPRESSIBLE
 DEFAULT_QUESTION = "What is this site about?"
 BOOT_TIMEOUT_S = 240.0
 ANSWER_TIMEOUT_S = 90.0
+RENDERED_REFUSALS = frozenset({422, 429})
+"""The Ask statuses that answer the reader's question itself (docs/protocol.md: no passage
+matches, asked too fast): the widget shows their message. Any other 4xx (400, 401, 403, 405,
+413, 415) means the widget and its backend disagree, a deployment fault that stays counted."""
 FETCH_TIMEOUT_S = 20.0
 SHELL_TIMEOUT_S = 30.0
 """How long the element may wait for the loader to give it its shell (`data-state`)."""
@@ -147,6 +155,18 @@ class Attribution:
             for url in urls
             if url
         )
+
+
+def rendered_refusal(source: str, ask_url: str, statuses: dict[str, int], shown: bool) -> bool:
+    """Is this console error Chromium's line for a decline (or rate limit) the widget showed?
+
+    The Ask contract answers a decline with 422 and a rate limit with 429, each with a JSON
+    error that the widget renders as the answer's message (docs/protocol.md); Chromium logs
+    every 4xx response as a console error regardless. Such a line is the answer row's
+    business, not a console fault of the widget (docs/design/decline-is-a-4xx.md)."""
+    return (
+        shown and source.split("?", 1)[0] == ask_url and statuses.get(source) in RENDERED_REFUSALS
+    )
 
 
 def page_check(findings: list[str], strict: bool) -> Check:
@@ -447,7 +467,8 @@ def run_checks(
     off_origin: list[str] = []
     console: list[tuple[str, str]] = []
     """Each console error or page error, with the URL it came from ('' when none)."""
-    ask_path = urlsplit(urljoin(url, scan.endpoint or "/api/ask")).path
+    ask_url = urljoin(url, scan.endpoint or "/api/ask").split("?", 1)[0]
+    ask_path = urlsplit(ask_url).path
 
     def route(route: Any) -> None:
         target = route.request.url
@@ -716,7 +737,10 @@ def run_checks(
         for u in page_leaving
     ]
     widget_console = []
+    shown = answer["data"].get("status") in {"complete", "error"}
     for text, source in console:
+        if rendered_refusal(source, ask_url, statuses, shown):
+            continue
         named = f"{text} ({source.splitlines()[0]})" if source and source not in text else text
         if whose.is_widget(source) or whose.assets in text:
             widget_console.append(named)
@@ -772,6 +796,8 @@ def _ask(
     sources = last.locator(".ak-source-link").evaluate_all("(ns) => ns.map((n) => n.href)")
     data: dict[str, Any] = {"status": status, "chars": len(text), "sources": sources}
     request = posts[-1].url if posts else None
+    errors = last.locator(".ak-message-error-text")
+    message = (errors.first.text_content() or "").strip() if errors.count() else text or "error"
     # A stream the page cancels after `done` fails with ERR_ABORTED: unreachable means no response.
     if request is not None and request in failed and request not in statuses:
         return {
@@ -782,12 +808,11 @@ def _ask(
     if request is not None and statuses.get(request, 200) >= 400:
         return {
             "ok": False,
-            "detail": f"the Ask backend {ask_path} refused: HTTP {statuses[request]}",
+            "detail": f"the Ask backend {ask_path} refused: HTTP {statuses[request]} "
+            f"(the widget showed: {message})",
             "data": data,
         }
     if status != "complete":
-        errors = last.locator(".ak-message-error-text")
-        message = (errors.first.text_content() or "").strip() if errors.count() else "error"
         return {"ok": False, "detail": f"the answer failed: {message}", "data": data}
     where = "from the backend" if request is not None else "locally (no request)"
     return {"ok": True, "detail": f"{len(text)} characters {where}", "data": data}
