@@ -136,7 +136,7 @@ dist: $(STAMP) $(NODE_STAMP)
 # Sphinx (and every other host requirement): two venvs beside .venv, one installed with
 # constraints/lowest.txt, one with the newest releases the ranges admit.
 RESOLUTION_TESTS := tests/test_integrations.py tests/test_extras.py
-RESOLUTION_EXTRAS := .[server,scale,postgres,build,mkdocs,sphinx,testing]
+RESOLUTION_EXTRAS := .[server,scale,postgres,build,mkdocs,sphinx,testing,insight]
 RESOLUTION_SITE := mkdocs-material furo myst-parser $(shell grep -o '"hypothesis==[^"]*"' pyproject.toml | tr -d '"')
 test-resolutions: $(NODE_STAMP)
 	test -x .venv-lowest/bin/python || $(PYTHON) -m venv .venv-lowest
