@@ -41,11 +41,21 @@ def test_markdown_in_quoted_prose_stays_text() -> None:
     more = Passage("/guide/more/", "more", "More [x](https://evil.example)", "", PROSE)
     answer = compose_extractive_answer("How do I write links?", [lead, more])
     nodes, text = _rendered(answer)
-    # The emphases are the answer's own: the second source's title in "More from the docs"
-    # (its preview is the same prose, escaped too) and the closing note.
-    assert [node.tag for node in nodes if node.tag in ("a", "img", "code", "em")] == ["em", "em"]
-    assert PHISH in text and "<https://evil.example/a>" in text and "`x`" in text
+    # No link or image from the prose; the code span is the index's own (a page's <code>)
+    # and shows as code; the emphases are the answer's own (the second source's title in
+    # "More from the docs" and the closing note), never the prose's *stars*.
+    tags = [node.tag for node in nodes if node.tag in ("a", "img", "code", "em")]
+    assert "a" not in tags and "img" not in tags
+    assert "code" in tags and "`x`" not in text
+    assert tags.count("em") == 2
+    assert PHISH in text and "<https://evil.example/a>" in text
     assert "*stars*" in text and "More [x](https://evil.example)" in text
+
+
+def test_a_code_span_keeps_its_text_and_makes_no_link() -> None:
+    nodes, text = _rendered("> " + markdown_text("see [`x`](https://evil.example) and `a_b*c`"))
+    assert [node.tag for node in nodes] == ["blockquote", "p", "code", "code"]
+    assert text == "see [x](https://evil.example) and a_b*c"
 
 
 @pytest.mark.parametrize(

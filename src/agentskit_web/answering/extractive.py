@@ -164,10 +164,21 @@ _LINE_START_MARKER: Final = re.compile(r"^(?:[-+=]|(\d{1,9})[.)])")
 """A list item, setext underline or ordered item a quote's first sentence could start."""
 
 
+_CODE_SPAN: Final = re.compile(r"`[^`\n]+`")
+"""A code span as the site reader writes a page's `<code>` (indexing/html_page.py): kept as
+is, so it shows as code; Markdown reads no link, image or HTML inside one."""
+
+
 def markdown_text(text: str) -> str:
     """Text that Markdown renders as itself: a docs page's prose that shows Markdown syntax
-    (`[ok](https://evil.example/phish)`) stays text in the answer, never a live link."""
-    escaped = _MARKDOWN_PUNCTUATION.sub(lambda match: "\\" + match.group(), text)
+    (`[ok](https://evil.example/phish)`) stays text in the answer, never a live link; the
+    index's own code spans stay code."""
+    escaped = ""
+    start = 0
+    for span in _CODE_SPAN.finditer(text):
+        escaped += _escaped(text[start : span.start()]) + span.group()
+        start = span.end()
+    escaped += _escaped(text[start:])
     marker = _LINE_START_MARKER.match(escaped)
     if marker is None:
         return escaped
@@ -175,6 +186,10 @@ def markdown_text(text: str) -> str:
         return "\\" + escaped
     end = marker.end() - 1
     return escaped[:end] + "\\" + escaped[end:]
+
+
+def _escaped(text: str) -> str:
+    return _MARKDOWN_PUNCTUATION.sub(lambda match: "\\" + match.group(), text)
 
 
 def _runs(found: Sequence[str], picked: Sequence[int]) -> list[list[str]]:
