@@ -55,11 +55,18 @@ def logged(log: Path) -> list[tuple[str, str | None, str | None, str | None]]:
         db.close()
 
 
-def wait_for(log: Path, expected: list[tuple[str, str | None, str | None, str | None]]) -> None:
-    """The feedback is sent in the background: wait (bounded) until the log shows it."""
+def wait_for(
+    page: Page, log: Path, expected: list[tuple[str, str | None, str | None, str | None]]
+) -> None:
+    """The feedback is sent in the background: wait (bounded) until the log shows it.
+
+    Polled with `page.wait_for_timeout`, not `time.sleep`: the origin guard's route runs in
+    this process, and Playwright's sync API dispatches it only while a call is waiting, so a
+    request made during a plain sleep would hang until the deadline (seen as a lost comment).
+    """
     deadline = time.monotonic() + 15
     while logged(log) != expected and time.monotonic() < deadline:
-        time.sleep(0.1)
+        page.wait_for_timeout(100)
     assert logged(log) == expected
 
 
@@ -101,6 +108,7 @@ def test_questions_and_thumbs_reach_the_report(
     expect(answers.last.locator(".ak-feedback-comment")).to_have_count(0)
 
     wait_for(
+        page,
         log,
         [
             (QUESTIONS["charge"], "answered", "up", None),

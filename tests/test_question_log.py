@@ -172,6 +172,22 @@ def test_feedback_on_an_answer_not_logged_keeps_what_the_reader_saw(
     assert json.loads(row["cited"]) == ["/docs/install.html#install-the-widget"]
 
 
+def test_a_vote_and_its_comment_land_whatever_their_order(tmp_path: Path) -> None:
+    """The widget sends the thumbs down at once and the comment in a second request; the two
+    may be written in either order (seen in e2e/test_insight.py under load)."""
+    log = QuestionLog(tmp_path / "q.db", days=30)
+    today = dt.date(2026, 12, 4)
+    log.record_question("a1", today, "docs", "q", "answered", [])
+    log.record_feedback("a1", today, "docs", "q", [], "down", "too short")
+    log.record_feedback("a1", today, "docs", "q", [], "down", None)  # the vote, written late
+    (row,) = rows(tmp_path / "q.db")
+    assert (row["feedback"], row["comment"]) == ("down", "too short")
+    log.record_feedback("a1", today, "docs", "q", [], "up", None)  # a comment is a 👎's
+    (row,) = rows(tmp_path / "q.db")
+    assert (row["feedback"], row["comment"]) == ("up", None)
+    log.close()
+
+
 def test_retention_is_enforced_on_write(tmp_path: Path) -> None:
     """Rows written on their own day; the next write drops each one past 30 days."""
     log = QuestionLog(tmp_path / "q.db", days=30)

@@ -159,8 +159,12 @@ class QuestionLog:
             "INSERT INTO questions "
             "(answer_id, day, corpus, question, verdict, cited, feedback, comment) "
             "VALUES (?, ?, ?, ?, NULL, ?, ?, ?) "
-            "ON CONFLICT (answer_id) DO UPDATE SET "
-            "feedback = excluded.feedback, comment = excluded.comment",
+            # The vote and its comment come in two requests that may be written in either
+            # order: a vote without a comment keeps the one already there (a thumbs up drops
+            # it: a comment belongs to a thumbs down).
+            "ON CONFLICT (answer_id) DO UPDATE SET feedback = excluded.feedback, "
+            "comment = CASE WHEN excluded.feedback = 'up' THEN NULL "
+            "ELSE COALESCE(excluded.comment, questions.comment) END",
             (
                 answer_id,
                 today.isoformat(),
