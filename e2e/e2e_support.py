@@ -83,8 +83,8 @@ def failed_at(path_pattern: str) -> str:
 
 def assert_unreachable(url: str) -> None:
     """The network is really gone for the page: nothing answers at `url` (its server stopped).
-    What the browser reports of its own network state (`navigator.onLine`) differs between
-    Chromium builds, so no test takes it as a precondition."""
+    Offline tests assert this and what the reader then gets, never the browser's own report of
+    its network state, which differs between Chromium builds."""
     try:
         urllib.request.urlopen(url, timeout=5).close()
     except OSError:

@@ -33,3 +33,23 @@ def test_make_test_ends_with_the_smoke_run() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     test = re.search(r"^test:([^\n]*)$", makefile, re.M)
     assert test is not None and "bench-smoke" in test.group(1).split()
+
+
+def test_no_two_bench_modules_import_each_other() -> None:
+    """What two sections share lives in a helper module (boot_runs.py, turn_backend.py, ...):
+    no bench module imports one that imports it back, even inside a function."""
+    import ast
+
+    bench = ROOT / "src" / "agentskit_web" / "bench"
+    imports: dict[str, set[str]] = {}
+    for path in bench.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imports[path.stem] = {
+            node.module.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module
+        }
+    cycles = sorted(
+        (a, b) for a, used in imports.items() for b in used if a < b and a in imports.get(b, ())
+    )
+    assert cycles == []

@@ -41,148 +41,23 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .harness import BOOT_TIMEOUT_MS, Session, open_session
+from .boot_runs import (
+    RAW,
+    WIDGET,
+    Samples,
+    median,
+    one_run,
+)
+from .harness import Session, open_session
 
 SHELL_GOAL_MS = 100.0
 RATIO_GOAL = 1.15
-
-# Installed in every page before its own scripts: collect long tasks from the start.
-LONGTASK_OBSERVER = """
-window.__akLongTasks = [];
-try {
-  new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) window.__akLongTasks.push([e.startTime, e.duration]);
-  }).observe({ type: "longtask", buffered: true });
-} catch (error) {}
-"""
-
-# Read after ready: the ready mark, the shell mark, first contentful paint, long tasks.
-READ_TIMINGS = """
-([readyMark, shellMark]) => {
-  const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
-  const ready = mark(readyMark);
-  const fcp = performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? null;
-  const core = performance.getEntriesByName("agentskit:widget-mount", "measure")[0];
-  const tasks = (window.__akLongTasks || []).filter(([start]) => ready === null || start < ready);
-  return {
-    ready,
-    shell: shellMark ? mark(shellMark) : null,
-    fcp,
-    mount: core ? core.duration : null,
-    longTasks: tasks.reduce((sum, [, duration]) => sum + duration, 0),
-  };
-}
-"""
-
-
-@dataclass(frozen=True)
-class PageKind:
-    """One page the boot section loads, and how it signals readiness."""
-
-    label: str
-    path: str
-    ready_selector: str
-    error_selector: str
-    ready_mark: str
-    shell_mark: str | None
-    intent_at_load: bool = False
-    """Show intent as soon as the page is parsed, so `boot` is measured from navigation."""
-
-
-RAW = PageKind(
-    "raw",
-    "/bench/raw.html",
-    "#status[data-state=ready]",
-    "#status[data-state=error]",
-    "raw:ready",
-    None,
-)
-WIDGET = PageKind(
-    "widget",
-    "/",
-    "agentskit-ask[data-state=ready]",
-    "agentskit-ask[data-state=error]",
-    "agentskit:ready",
-    "agentskit:shell-painted",
-    intent_at_load=True,
-)
-# Module scripts run before DOMContentLoaded, so the element is defined by then.
-INTENT_AT_LOAD = """
-document.addEventListener("DOMContentLoaded", () => {
-  for (const host of document.querySelectorAll("agentskit-ask")) {
-    host.dispatchEvent(new Event("pointerenter"));
-  }
-});
-"""
-
-
-@dataclass
-class Samples:
-    """Per-run numbers for one page kind and one cache state."""
-
-    ready: list[float] = field(default_factory=list)
-    shell: list[float] = field(default_factory=list)
-    long_tasks: list[float] = field(default_factory=list)
-    mount: list[float] = field(default_factory=list)
-
-    def add(self, timing: dict[str, Any]) -> None:
-        self.ready.append(float(timing["ready"]))
-        self.long_tasks.append(float(timing["longTasks"]))
-        if timing["mount"] is not None:
-            self.mount.append(float(timing["mount"]))
-        if timing["shell"] is not None:
-            painted = timing["fcp"] if timing["fcp"] is not None else timing["shell"]
-            self.shell.append(max(float(timing["shell"]), float(painted)))
-
-
-class BenchError(RuntimeError):
-    """A page did not reach its ready state."""
-
-
-def _load(page: Any, kind: PageKind, navigate: Callable[[], Any]) -> dict[str, Any]:
-    navigate()
-    page.wait_for_selector(
-        f"{kind.ready_selector}, {kind.error_selector}", state="attached", timeout=BOOT_TIMEOUT_MS
-    )
-    if page.query_selector(kind.error_selector) is not None:
-        raise BenchError(f"{kind.label} page failed to boot: {page.text_content('body')[:300]}")
-    timing: dict[str, Any] = page.evaluate(READ_TIMINGS, [kind.ready_mark, kind.shell_mark])
-    if timing["ready"] is None:
-        raise BenchError(f"{kind.label} page has no {kind.ready_mark} mark")
-    return timing
-
-
-def _one_run(
-    session: Session, kind: PageKind, cold: Samples, warm: Samples, urls: list[str] | None
-) -> None:
-    """Cold load in a fresh context, then a warm reload in the same context."""
-    context = session.browser.new_context()
-    context.add_init_script(LONGTASK_OBSERVER)
-    if kind.intent_at_load:
-        context.add_init_script(INTENT_AT_LOAD)
-    try:
-        page = context.new_page()
-        recording = urls is not None
-
-        def record(response: Any) -> None:
-            if recording and urls is not None:
-                urls.append(response.url)
-
-        page.on("response", record)
-        url = session.base_url + kind.path
-        cold.add(_load(page, kind, lambda: page.goto(url, wait_until="commit")))
-        recording = False
-        warm.add(_load(page, kind, lambda: page.reload(wait_until="commit")))
-    finally:
-        context.close()
 
 
 def _group(path: str) -> str:
@@ -220,10 +95,6 @@ def bytes_by_group(dist: Path, urls: list[str]) -> dict[str, dict[str, int]]:
     return groups
 
 
-def _median(values: list[float]) -> float:
-    return statistics.median(values) if values else float("nan")
-
-
 def run_boot(args: argparse.Namespace, session: Session) -> dict[str, Any]:
     cold = {RAW.label: Samples(), WIDGET.label: Samples()}
     warm = {RAW.label: Samples(), WIDGET.label: Samples()}
@@ -232,26 +103,24 @@ def run_boot(args: argparse.Namespace, session: Session) -> dict[str, Any]:
         order = (RAW, WIDGET) if run % 2 == 0 else (WIDGET, RAW)
         for kind in order:
             record = urls if (kind is WIDGET and not urls) else None
-            _one_run(session, kind, cold[kind.label], warm[kind.label], record)
+            one_run(session, kind, cold[kind.label], warm[kind.label], record)
         print(f"  run {run + 1}/{args.runs} done", file=sys.stderr, flush=True)
     result: dict[str, Any] = {"runs": args.runs, "cold": {}, "warm": {}}
     for state, samples in (("cold", cold), ("warm", warm)):
         raw, widget = samples[RAW.label], samples[WIDGET.label]
         result[state] = {
-            "raw_ms": _median(raw.ready),
-            "widget_ms": _median(widget.ready),
-            "ratio": _median(widget.ready) / _median(raw.ready),
-            "ratio_pairwise": _median(
-                [w / r for w, r in zip(widget.ready, raw.ready, strict=True)]
-            ),
-            "shell_ms": _median(widget.shell),
-            "mount_ms": _median(widget.mount),
+            "raw_ms": median(raw.ready),
+            "widget_ms": median(widget.ready),
+            "ratio": median(widget.ready) / median(raw.ready),
+            "ratio_pairwise": median([w / r for w, r in zip(widget.ready, raw.ready, strict=True)]),
+            "shell_ms": median(widget.shell),
+            "mount_ms": median(widget.mount),
             "ratio_without_mount": (
-                _median([r - i for r, i in zip(widget.ready, widget.mount, strict=False)])
-                / _median(raw.ready)
+                median([r - i for r, i in zip(widget.ready, widget.mount, strict=False)])
+                / median(raw.ready)
             ),
-            "widget_long_tasks_ms": _median(widget.long_tasks),
-            "raw_long_tasks_ms": _median(raw.long_tasks),
+            "widget_long_tasks_ms": median(widget.long_tasks),
+            "raw_long_tasks_ms": median(raw.long_tasks),
             "samples": {"raw": raw.ready, "widget": widget.ready, "shell": widget.shell},
         }
     result["bytes"] = bytes_by_group(session.dist, urls)
@@ -332,20 +201,20 @@ def run_against(runs: int, after: Session, before: Session) -> str:
     for run in range(runs):
         order = [(name, kind) for kind in (WIDGET, RAW) for name in sessions]
         for name, kind in reversed(order) if run % 2 else order:
-            _one_run(sessions[name], kind, cold[name, kind.label], warm[name, kind.label], None)
+            one_run(sessions[name], kind, cold[name, kind.label], warm[name, kind.label], None)
         print(f"  run {run + 1}/{runs} done", file=sys.stderr, flush=True)
     lines = [f"boot, interleaved against {before.dist}: median of {runs} runs (ms)"]
     for state, samples in (("cold", cold), ("warm", warm)):
         for name in sessions:
             widget, raw = samples[name, WIDGET.label].ready, samples[name, RAW.label].ready
             lines.append(
-                f"  {state} {name:<7} widget {_median(widget):>7.0f}  raw {_median(raw):>7.0f}"
-                f"  widget/raw {_median(widget) / _median(raw):.2f}"
+                f"  {state} {name:<7} widget {median(widget):>7.0f}  raw {median(raw):>7.0f}"
+                f"  widget/raw {median(widget) / median(raw):.2f}"
             )
         now, then = samples["after", WIDGET.label].ready, samples["before", WIDGET.label].ready
         paired = ", ".join(f"{a / b:.2f}" for a, b in zip(now, then, strict=True))
         lines.append(
-            f"  {state} widget after/before {_median(now) / _median(then):.2f} (per run: {paired})"
+            f"  {state} widget after/before {median(now) / median(then):.2f} (per run: {paired})"
         )
     return "\n".join(lines)
 

@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from .boot import LONGTASK_OBSERVER
+from .boot_runs import LONGTASK_OBSERVER
 from .harness import BOOT_TIMEOUT_MS, Session
 
 TASK_GOAL_MS = 200.0

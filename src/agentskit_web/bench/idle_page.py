@@ -34,7 +34,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from .boot import LONGTASK_OBSERVER
+from .boot_runs import LONGTASK_OBSERVER
 from .harness import Session, open_session
 
 IDLE_WINDOW_MS = 6_000

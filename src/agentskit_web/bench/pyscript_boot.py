@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from .boot import PageKind, Samples, _median, _one_run
+from .boot_runs import PageKind, Samples, median, one_run
 from .harness import Session
 
 DOC_PAGE_MARKER: Final = "<!-- pyscript-page:"
@@ -95,7 +95,7 @@ def run_pyscript_boot(runs: int, session: Session) -> list[str]:
     with pyscript_session(session) as served:
         for run in range(runs):
             for kind in kinds if run % 2 == 0 else reversed(kinds):
-                _one_run(served, kind, cold[kind.label], warm[kind.label], None)
+                one_run(served, kind, cold[kind.label], warm[kind.label], None)
             print(f"  pyscript run {run + 1}/{runs} done", file=sys.stderr, flush=True)
     lines = [
         "",
@@ -104,12 +104,12 @@ def run_pyscript_boot(runs: int, session: Session) -> list[str]:
     ]
     for label, text in (("embed", "plain embed (ms)"), ("pyscript", "PyScript page (ms)")):
         lines.append(
-            f"  {text:<34}{_median(cold[label].ready):>12.0f}{_median(warm[label].ready):>12.0f}"
+            f"  {text:<34}{median(cold[label].ready):>12.0f}{median(warm[label].ready):>12.0f}"
         )
     lines.append(
         f"  {'ratio PyScript/embed':<34}"
-        f"{_median(cold['pyscript'].ready) / _median(cold['embed'].ready):>12.2f}"
-        f"{_median(warm['pyscript'].ready) / _median(warm['embed'].ready):>12.2f}"
+        f"{median(cold['pyscript'].ready) / median(cold['embed'].ready):>12.2f}"
+        f"{median(warm['pyscript'].ready) / median(warm['embed'].ready):>12.2f}"
     )
     for state, samples in (("cold", cold), ("warm", warm)):
         lines.append(

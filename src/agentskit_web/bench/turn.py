@@ -28,8 +28,10 @@ import asyncio
 import gzip
 import json
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Any, Final
+
+from .turn_backend import SITE, BenchRetriever
 
 RECORDS: Final = 512
 PACE_SECONDS: Final = 0.004
@@ -43,22 +45,6 @@ _SENTENCES: Final = (
     "Sources appear as links; nothing the model sends can run as code. ",
     "Answers stream token by token, and only new text is painted. ",
 )
-SITE: Final = {
-    "protocol": "agentskit.chat.backend-site",
-    "version": 1,
-    "siteId": "bench",
-    "assistant": {"id": "guide", "name": "Bench", "suggestions": []},
-    "corpus": {"id": "docs", "mode": "local"},
-    "components": ["source-list"],
-    "actions": [],
-    "limits": {
-        "requestTimeoutMs": 120_000,
-        "retrievalTimeoutMs": 10_000,
-        "generationTimeoutMs": 120_000,
-        "maxSources": 4,
-    },
-    "persistence": {"mode": "disabled"},
-}
 
 
 def answer_deltas(records: int = RECORDS - 1) -> list[str]:
@@ -87,22 +73,6 @@ class BenchGenerator:
             if self.pace:
                 await asyncio.sleep(self.pace)
             yield delta
-
-
-class BenchRetriever:
-    async def retrieve(self, question: str, limit: int) -> Sequence[Any]:
-        from ..answering.chunk import Passage
-
-        return [
-            Passage(
-                path=f"/docs/page-{n}.html",
-                anchor="intro",
-                page_title=f"Page {n}",
-                heading="Intro",
-                text="A passage.",
-            )
-            for n in range(1, 5)
-        ][:limit]
 
 
 def _submit(session_id: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from .turn import SITE, BenchRetriever
+from .turn_backend import SITE, BenchRetriever
 
 DELTAS: Final = 500
 PACES: Final = (0.0, 0.010, 0.020, 0.050)

@@ -128,7 +128,7 @@ def compare_member_compression(dist: Path, files: list[str]) -> dict[str, Sizes]
 
 def record_cold_load(session: Session) -> list[str]:
     """URLs one cold load of the docs home fetches until the widget is ready (intent at load)."""
-    from .boot import INTENT_AT_LOAD
+    from .boot_runs import INTENT_AT_LOAD
 
     context = session.browser.new_context()
     context.add_init_script(INTENT_AT_LOAD)
