@@ -210,6 +210,21 @@ def build_corpus(
     command = [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config_file)]
     command += ["-d", str(fresh)]
     environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    _build_into_cache("mkdocs build", name, command, environment, fresh, site_dir, key)
+    return CorpusSite(name, site_dir, config_file, cached=False)
+
+
+def _build_into_cache(
+    tool: str,
+    name: str,
+    command: list[str],
+    environment: dict[str, str],
+    fresh: Path,
+    site_dir: Path,
+    key: str,
+) -> None:
+    """Run a generator's build into `fresh`, then swap it in as the cached site with its key
+    (a failed or timed-out build leaves the cache as it was)."""
     try:
         done = subprocess.run(
             command,
@@ -222,15 +237,15 @@ def build_corpus(
     except subprocess.TimeoutExpired as error:
         shutil.rmtree(fresh, ignore_errors=True)
         limit = BUILD_TIMEOUT_SECONDS
-        raise CorpusError(f"mkdocs build of {name!r} took over {limit} s.") from error
+        raise CorpusError(f"{tool} of {name!r} took over {limit} s.") from error
     if done.returncode != 0:
         shutil.rmtree(fresh, ignore_errors=True)
-        raise CorpusError(f"mkdocs build of {name!r} failed:\n{done.stderr[-2000:]}")
+        raise CorpusError(f"{tool} of {name!r} failed:\n{done.stderr[-2000:]}")
+    key_file = site_dir.parent / BUILD_KEY_FILE
     key_file.unlink(missing_ok=True)
     shutil.rmtree(site_dir, ignore_errors=True)
     fresh.rename(site_dir)
     key_file.write_text(key + "\n")
-    return CorpusSite(name, site_dir, config_file, cached=False)
 
 
 def build_sphinx_corpus(
@@ -259,26 +274,7 @@ def build_sphinx_corpus(
     command += [str(corpus_dir / conf_dir), str(fresh)]
     path = os.pathsep.join(filter(None, [str(corpus_dir / "src"), os.environ.get("PYTHONPATH")]))
     environment = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT_SECONDS,
-            check=False,
-            env=environment,
-        )
-    except subprocess.TimeoutExpired as error:
-        shutil.rmtree(fresh, ignore_errors=True)
-        limit = BUILD_TIMEOUT_SECONDS
-        raise CorpusError(f"sphinx-build of {name!r} took over {limit} s.") from error
-    if done.returncode != 0:
-        shutil.rmtree(fresh, ignore_errors=True)
-        raise CorpusError(f"sphinx-build of {name!r} failed:\n{done.stderr[-2000:]}")
-    key_file.unlink(missing_ok=True)
-    shutil.rmtree(site_dir, ignore_errors=True)
-    fresh.rename(site_dir)
-    key_file.write_text(key + "\n")
+    _build_into_cache("sphinx-build", name, command, environment, fresh, site_dir, key)
     return CorpusSite(name, site_dir, corpus_dir / conf_dir / "conf.py", cached=False)
 
 
