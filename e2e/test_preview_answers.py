@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Page, Request, expect
@@ -61,7 +62,7 @@ def ask_counting_posts(page: Page, preview: PreviewServer, answers: str) -> list
     posts: list[str] = []
 
     def count(request: Request) -> None:
-        if request.method == "POST" and request.url.endswith(DEFAULT_PATH):
+        if request.method == "POST" and urlsplit(request.url).path == DEFAULT_PATH:
             posts.append(request.url)
 
     page.on("request", count)
