@@ -215,3 +215,49 @@ def test_only_a_decline_or_rate_limit_the_widget_showed_leaves_the_console_row()
     # A 4xx that means widget and backend disagree, or a 5xx, still counts.
     for status in (400, 401, 403, 405, 413, 415, 421, 423, 500, 502):
         assert not check.rendered_refusal(ask, ask, {ask: status}, shown=True), status
+
+
+def test_an_uncaught_error_is_attributed_by_its_first_frame_s_script() -> None:
+    """Playwright gives a page error's whole stack: the URL is the first frame's script."""
+    widget = (
+        "TypeError: x is undefined\n"
+        "    at mount (https://docs.example/agentskit/agentskit-ask.js:120:7)\n"
+        "    at https://docs.example/_static/theme.js:3:1"
+    )
+    theme = (
+        "TypeError: Failed to fetch\n"
+        "    at getReleasedVersions (https://docs.example/_static/describe_version.js:91:24)"
+    )
+    anonymous = "at http://127.0.0.1:8000/agentskit/agentskit-ask.js:9"
+    assert check.stack_source(widget) == "https://docs.example/agentskit/agentskit-ask.js"
+    assert check.stack_source(theme) == "https://docs.example/_static/describe_version.js"
+    assert check.stack_source(anonymous) == "http://127.0.0.1:8000/agentskit/agentskit-ask.js"
+    assert check.stack_source("Error: thrown in an inline script") == ""
+    assert check.stack_source("") == ""
+    scan = check._EmbedScan()
+    whose = check.attribution_of(
+        "https://docs.example/", "https://docs.example/agentskit/agentskit-ask.js", scan
+    )
+    assert whose.is_widget(check.stack_source(widget))
+    assert not whose.is_widget(check.stack_source(theme))
+
+
+def test_a_static_index_file_the_page_did_not_get_is_named_with_its_status() -> None:
+    page = "https://docs.example/guide/"
+    manifest = {"loaded": True, "staticIndex": "https://docs.example/agentskit/index/m.1.json"}
+    folder = check.index_folder_of(page, manifest)
+    assert folder == "https://docs.example/agentskit/index/"
+    assert check.index_folder_of(page, {"loaded": True, "staticIndex": None}) is None
+    assert check.index_folder_of(page, None) is None
+    part, gone, fine = (folder + name for name in ("p.2.json", "p.3.json", "m.1.json"))
+    other = "https://docs.example/agentskit/runtime.0/pyodide.asm.wasm"
+    requested = [fine, part, part, gone, other]
+    statuses = {fine: 200, part: 404, other: 404}
+    failed = {gone: "net::ERR_CONNECTION_REFUSED"}
+    assert check.failed_index_files(folder, requested, statuses, failed) == [
+        "/agentskit/index/p.2.json: HTTP 404",
+        "/agentskit/index/p.3.json: net::ERR_CONNECTION_REFUSED",
+    ]
+    # A fetch the page itself cancelled is not a missing file; no index, nothing to name.
+    assert check.failed_index_files(folder, [gone], {}, {gone: "net::ERR_ABORTED"}) == []
+    assert check.failed_index_files(None, requested, statuses, failed) == []

@@ -147,3 +147,26 @@ def test_the_base_path_of_a_site_url() -> None:
     assert base_path_of("https://example.org") == "/"
     assert base_path_of("https://example.org/docs") == "/docs/"
     assert base_path_of("https://example.org/a/b/") == "/a/b/"
+
+
+def test_mkdocs_backend_index_false_keeps_only_the_static_index(
+    tmp_path: Path, prebuilt: Path
+) -> None:
+    """The fixture has an endpoint (the file's default is on); `backend_index: false` wins."""
+    done = _mkdocs(tmp_path, prebuilt, "      backend_index: false\n")
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "site").rglob("agentskit-index.*.json")) == []
+    assert list((tmp_path / "site" / "agentskit" / "index").glob("agentskit-static.*.json"))
+    assert "no backend index file" in done.stderr
+
+
+def test_mkdocs_backend_index_must_be_a_boolean(tmp_path: Path, prebuilt: Path) -> None:
+    done = _mkdocs(tmp_path, prebuilt, "      backend_index: sometimes\n")
+    assert done.returncode != 0
+    assert "backend_index" in done.stderr
+
+
+def test_sphinx_backend_index_must_be_true_false_or_none(tmp_path: Path, prebuilt: Path) -> None:
+    done = _sphinx(tmp_path, prebuilt, "html", "agentskit_ask_backend_index=sometimes")
+    assert done.returncode != 0
+    assert "agentskit_ask_backend_index: expected True, False or None" in done.stderr

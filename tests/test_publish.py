@@ -68,9 +68,65 @@ def test_publish_writes_the_assets_the_index_and_points_the_loader_at_it(
     manifest = loader.split("/* agentskit:static-index */ ")[1].split(";")[0]
     assert manifest.startswith(f'"{STATIC_INDEX_FOLDER}agentskit-static.'), loader
     assert (site / "agentskit" / json.loads(manifest)).is_file()
-    assert list((site / "agentskit").glob("agentskit-index.*.json"))
+    # A static site (no endpoint) publishes only what its page reads: no backend index file.
+    assert list((site / "agentskit").glob("agentskit-index.*.json")) == []
     # Pages are left as they are without --inject.
     assert LOADER not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def _backend_indexes(site: Path) -> list[str]:
+    return sorted(p.name for p in site.rglob("agentskit-index.*.json"))
+
+
+@pytest.mark.parametrize(
+    ("options", "backend_index", "written"),
+    [
+        ({}, None, False),
+        ({}, True, True),
+        ({"endpoint": "/api/ask"}, None, True),
+        ({"endpoint": "/api/ask"}, False, False),
+    ],
+    ids=["static", "static-asked", "endpoint", "endpoint-refused"],
+)
+def test_the_backend_index_is_written_for_a_backend_or_when_asked(
+    site: Path, assets: Path, options: dict[str, str], backend_index: bool | None, written: bool
+) -> None:
+    settings = PublishSettings(
+        options=embed_options(options), assets_from=assets, backend_index=backend_index
+    )
+    lines: list[str] = []
+    publish_site(site, settings, say=lines.append)
+    found = _backend_indexes(site)
+    assert len(found) == (1 if written else 0), found
+    assert (site / "agentskit" / STATIC_INDEX_FOLDER).is_dir()  # static answers either way
+    indexed = next(line for line in lines if "agentskit-ask: indexed 2 pages" in line)
+    assert ("agentskit-index." in indexed) is written, indexed
+
+
+def test_a_rebuild_without_the_backend_index_removes_the_earlier_one(
+    site: Path, assets: Path
+) -> None:
+    asked = PublishSettings(options=embed_options({}), assets_from=assets, backend_index=True)
+    publish_site(site, asked, say=lambda _m: None)
+    assert len(_backend_indexes(site)) == 1
+    publish_site(site, PublishSettings(options=embed_options({}), assets_from=assets), say=print)
+    assert _backend_indexes(site) == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [([], None), (["--backend-index"], True)],
+    ids=["default", "flag"],
+)
+def test_publish_backend_index_flag_reaches_the_settings(
+    site: Path, monkeypatch: pytest.MonkeyPatch, flags: list[str], expected: bool | None
+) -> None:
+    import agentskit_web.integrations.publish as publish_module
+
+    seen: list[PublishSettings] = []
+    monkeypatch.setattr(publish_module, "publish_site", lambda _d, s, **_k: seen.append(s))
+    assert cli_main(["publish", str(site), *flags]) == 0
+    assert [s.backend_index for s in seen] == [expected]
 
 
 def test_publish_on_a_folder_that_is_not_there_is_one_line_and_status_2(

@@ -29,6 +29,7 @@ from agentskit_web.server.preview import (
     PreviewServer,
     create_preview_app,
     has_widget,
+    wire_endpoint,
 )
 from agentskit_web.server.site_source import (
     DERIVED_ASSISTANT_ID,
@@ -282,3 +283,61 @@ def test_a_page_that_embeds_the_widget_is_sent_as_it_is(tmp_path: Path) -> None:
     with PreviewServer(config) as preview, httpx.Client(base_url=preview.url) as client:
         assert client.get("/contents.html").text == embedded.read_text(encoding="utf-8")
         assert client.get("/guide/pairing.html").text.count("<agentskit-ask") == 1
+
+
+@pytest.mark.parametrize(
+    ("tag", "wired"),
+    [
+        (
+            '<agentskit-ask layout="launcher">',
+            '<agentskit-ask endpoint="/api/ask" layout="launcher">',
+        ),
+        ("<AGENTSKIT-ASK>", '<agentskit-ask endpoint="/api/ask">'),
+        (
+            '<agentskit-ask feedback-endpoint="/fb">',
+            '<agentskit-ask endpoint="/api/ask" feedback-endpoint="/fb">',
+        ),
+        ('<agentskit-ask endpoint="/other">', '<agentskit-ask endpoint="/other">'),
+        (
+            "<agentskit-ask ENDPOINT='https://x.example/ask'>",
+            "<agentskit-ask ENDPOINT='https://x.example/ask'>",
+        ),
+        ('<agentskit-ask protocol="turn">', '<agentskit-ask protocol="turn">'),
+        ("<agentskit-ask-other>", "<agentskit-ask-other>"),
+    ],
+)
+def test_wire_endpoint_adds_the_preview_s_endpoint_only_where_none_is_named(
+    tag: str, wired: str
+) -> None:
+    page = f"<html><body><p>x</p>{tag}</agentskit-ask></body></html>".encode()
+    assert wire_endpoint(page, b"/api/ask") == page.replace(tag.encode(), wired.encode())
+
+
+def _static_page_site(folder: Path) -> Path:
+    built = write_site(folder)
+    home = built / "index.html"
+    text = home.read_text(encoding="utf-8").replace(
+        "</body>", '<agentskit-ask layout="launcher"></agentskit-ask></body>'
+    )
+    home.write_text(text, encoding="utf-8")
+    return built
+
+
+def test_preview_wires_a_static_page_s_widget_to_its_backend(tmp_path: Path) -> None:
+    """`preview` is the site and its backend: an element without endpoint asks /api/ask."""
+    built = _static_page_site(tmp_path / "site")
+    before = (built / "index.html").read_bytes()
+    with PreviewServer(PreviewConfig(site_dir=built)) as preview:
+        home = httpx.get(preview.url + "/").text
+        assert any("endpoint=/api/ask" in note for note in preview.app.state.startup_notes)
+    assert '<agentskit-ask endpoint="/api/ask" layout="launcher">' in home
+    assert (built / "index.html").read_bytes() == before  # the file is not changed
+
+
+def test_preview_static_answers_sends_the_pages_as_built(tmp_path: Path) -> None:
+    built = _static_page_site(tmp_path / "site")
+    config = PreviewConfig(site_dir=built, static_answers=True)
+    with PreviewServer(config) as preview:
+        home = httpx.get(preview.url + "/").text
+    assert home == (built / "index.html").read_text(encoding="utf-8")
+    assert "endpoint=" not in home

@@ -11,7 +11,9 @@ pyodide-lock.json describing exactly those wheels, the shell (web/), the
 conformance fixtures and the demo docs site: index.html as the docs home,
 docs/*.md rendered into that same page template as docs/<name>.html
 (build/docs_pages.py), and docs/faq.json compiled into the local knowledge artifact
-knowledge.json (build/knowledge.py).
+knowledge.json (build/knowledge.py). The assets folder is measured and the "Sizes"
+table of docs/embedding.md rewritten from it (build/sizes.py) before the docs are
+rendered.
 
 Every step compares before it writes, so a second build with nothing changed
 only reads files. Runtime files are scrubbed of the CDN URLs their upstream
@@ -37,6 +39,7 @@ from .lock import dependency_closure, make_lock
 from .pages import copy_fixtures, write_pages
 from .pins import load_pins
 from .runtime import ensure_node_modules, runtime_files
+from .sizes import write_sizes_doc
 from .wheels import BENCH_DISTRIBUTION, build_page_wheels, fetch_wheels, precompile_wheels
 
 ASSETS_FOLDER = "agentskit"
@@ -98,6 +101,8 @@ def build(
     report.record("assets", assets.changed)
     say(f"assets: {ASSETS_FOLDER}/ ({assets.runtime}, {assets.stylesheet})")
     report.record("bench", write_bench(paths, inputs, assets.runtime))
+    # Before the docs are rendered into dist/: the page shows the sizes just measured.
+    report.record("sizes", write_sizes_doc(paths.root, paths.dist / ASSETS_FOLDER))
 
     pages_changed, pages = write_pages(paths)
     report.record("pages", pages_changed)

@@ -228,6 +228,12 @@ def _dispatch(argv: list[str]) -> int:
         action="store_true",
         help="serve pages without the widget as they are (by default the preview adds it)",
     )
+    preview.add_argument(
+        "--static-answers",
+        action="store_true",
+        help="send the pages as built: a widget without endpoint answers from the static "
+        "index (by default the preview wires it to its own backend)",
+    )
     preview.set_defaults(run=_preview)
 
     # Listed for --help only: main() hands `serve-ask ...` to ask_serve before parsing.

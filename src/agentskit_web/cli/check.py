@@ -12,7 +12,8 @@ the launcher button: the loader's intent) and reports, as a table or `--json`:
 - csp: no Content-Security-Policy directive blocked the widget (names the directive);
 - boot: the widget reached `data-state=ready` after intent, and how long it took;
 - answer: one question (`--question`) got an answer; a backend that is unreachable or
-  refuses is said plainly;
+  refuses is said plainly; a static index file the page asked for and did not get (a
+  part missing on the host) is named with the HTTP status it got;
 - sources: every source link of that answer is on the page's origin and loads (HTTP 200,
   HTML), and its `#anchor` is an `id` on that page; a failure names the link;
 - compression: a warning (not a failure) for each runtime file sent uncompressed,
@@ -30,8 +31,10 @@ the launcher button: the loader's intent) and reports, as a table or `--json`:
   only with `--strict-page`.
 
 A finding is the widget's when its URL (the request, the console message's source, the
-CSP violation's blocked URL or source file) is in the loader's folder or is the
-element's endpoint or knowledge URL; anything else is the page's.
+script of an uncaught error's first stack frame, the CSP violation's blocked URL or
+source file) is in the loader's folder or is the element's endpoint or knowledge URL;
+anything else is the page's. The static index's files are the answer's, not the
+runtime's.
 
 Only the checked page's origin is fetched (`--allow-origin ORIGIN` adds one): a URL the
 page names on another origin is reported, not requested, by httpx and by Chromium alike,
@@ -81,8 +84,12 @@ CSP_DIRECTIVE = re.compile(r'Content Security Policy directive:? "([^"]+)"')
 IN_PAGE_SCHEMES = frozenset({"data", "blob", "about"})
 MANIFEST_JS = """() => {
   const kit = globalThis.agentskitAsk;
-  return kit === undefined ? {loaded: false, assets: null} : {loaded: true, assets: kit.assets};
+  return kit === undefined
+    ? {loaded: false, assets: null, staticIndex: null}
+    : {loaded: true, assets: kit.assets, staticIndex: kit.staticIndex ?? null};
 }"""
+STACK_URL = re.compile(r"(https?://[^\s()]+?)(?::\d+){0,2}(?=[\s)]|$)", re.MULTILINE)
+"""A frame's script URL in a JavaScript stack (V8's `at f (URL:line:col)` or `at URL:line:col`)."""
 CSP_LISTENER = """
 window.__agentskitCsp = [];
 document.addEventListener('securitypolicyviolation', (e) => {
@@ -167,6 +174,46 @@ def rendered_refusal(source: str, ask_url: str, statuses: dict[str, int], shown:
     return (
         shown and source.split("?", 1)[0] == ask_url and statuses.get(source) in RENDERED_REFUSALS
     )
+
+
+def stack_source(stack: str) -> str:
+    """The script an uncaught error was thrown in: the URL of its stack's first frame.
+
+    Playwright gives a page error's whole stack (the message first, then the frames);
+    attribution needs the URL of the script that threw, as a console message's
+    location gives it. A stack without a frame URL (an error in an inline script
+    or from eval) is the page's ('')."""
+    found = STACK_URL.search(stack)
+    return found.group(1) if found else ""
+
+
+def index_folder_of(page_url: str, manifest: Any) -> str | None:
+    """The folder of the static index the loader was told about (its manifest's folder),
+    from the page's `agentskitAsk.staticIndex`; None when the page answers without one."""
+    url = manifest.get("staticIndex") if isinstance(manifest, dict) else None
+    if not isinstance(url, str) or not url:
+        return None
+    return urljoin(urljoin(page_url, url), ".")
+
+
+def failed_index_files(
+    folder: str | None, requested: list[str], statuses: dict[str, int], failed: dict[str, str]
+) -> list[str]:
+    """The static index's files the page asked for and did not get, each with what it got:
+    a missing part is the answer's fault (the site must be published again), not the
+    runtime's."""
+    if folder is None:
+        return []
+    missing = []
+    for url in dict.fromkeys(requested):
+        if not url.startswith(folder):
+            continue
+        status = statuses.get(url)
+        if status is not None and status >= 400:
+            missing.append(f"{urlsplit(url).path}: HTTP {status}")
+        elif status is None and url in failed and "ERR_ABORTED" not in failed[url]:
+            missing.append(f"{urlsplit(url).path}: {failed[url]}")
+    return missing
 
 
 def page_check(findings: list[str], strict: bool) -> Check:
@@ -521,7 +568,10 @@ def run_checks(
                     else None
                 ),
             )
-            page.on("pageerror", lambda e: console.append((f"page error: {e}", e.stack or "")))
+            page.on(
+                "pageerror",
+                lambda e: console.append((f"page error: {e}", stack_source(e.stack or ""))),
+            )
             try:
                 page.goto(url, wait_until="load")
             except PlaywrightError as error:
@@ -565,7 +615,16 @@ def run_checks(
     whose = attribution_of(url, loader_srcs[0] if loader_srcs else None, scan)
     same_origin = [u for u in dict.fromkeys(requested) if origin_of(u) == origin]
     declared, unbuilt = declared_files(loader_srcs[0], manifest) if loader_srcs else ([], None)
-    observed = [u for u in same_origin if urlsplit(u).path.endswith(RUNTIME_SUFFIXES)]
+    index_folder = index_folder_of(url, manifest)
+    missing_index = failed_index_files(index_folder, requested, statuses, failed)
+    if not answer["ok"] and missing_index:
+        answer["detail"] += f" (static index files missing: {', '.join(missing_index)})"
+    observed = [
+        u
+        for u in same_origin
+        if urlsplit(u).path.endswith(RUNTIME_SUFFIXES)
+        and not (index_folder and u.startswith(index_folder))
+    ]
     runtime_urls = list(dict.fromkeys([*declared, *observed]))
     hrefs: list[str] = answer["data"].get("sources", [])
     with httpx.Client(timeout=FETCH_TIMEOUT_S) as client:

@@ -6,7 +6,9 @@ unless `--no-widget` is given, the preview adds the widget for the time it
 runs: the assets folder is published (integrations/assets_source.py: a
 prebuilt folder or the checkout) into a temporary folder, served at
 `/_agentskit/`, and each page is sent with the loader and a launcher
-`<agentskit-ask>` (nothing in SITE_DIR is written).
+`<agentskit-ask>` (nothing in SITE_DIR is written). A site that has the widget
+is sent with it wired to the preview's backend (server/preview.py), unless
+`--static-answers` asks for the pages as built.
 """
 
 from __future__ import annotations
@@ -42,13 +44,17 @@ def widget_snippet() -> str:
 
 @contextmanager
 def preview_config(
-    site_dir: Path, base_path: str | None = None, *, widget: bool = True
+    site_dir: Path,
+    base_path: str | None = None,
+    *,
+    widget: bool = True,
+    static_answers: bool = False,
 ) -> Iterator[PreviewConfig]:
     """The preview's settings; a site without the widget gets one (temporary assets folder).
 
     Raises BuildError when the widget must be added and no assets can be published.
     """
-    config = PreviewConfig(site_dir=site_dir, base_path=base_path)
+    config = PreviewConfig(site_dir=site_dir, base_path=base_path, static_answers=static_answers)
     if not widget or not site_dir.is_dir() or has_widget(site_dir):
         yield config
         return
@@ -63,7 +69,10 @@ def main(args: argparse.Namespace) -> int:
     port = SITE_PORT if args.port is None else args.port
     try:
         with preview_config(
-            args.site_dir.resolve(), args.base_path, widget=not args.no_widget
+            args.site_dir.resolve(),
+            args.base_path,
+            widget=not args.no_widget,
+            static_answers=args.static_answers,
         ) as config:
             serve_preview(config, port=port)
     except (StartupError, BuildError) as error:

@@ -66,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--with-pyscript", action="store_true", help="also publish PyScript (docs/pyscript.md)"
     )
+    parser.add_argument(
+        "--backend-index",
+        action="store_const",
+        const=True,
+        default=None,
+        help="also write the backend's index file into the assets folder (default: only "
+        "with --endpoint; a page answering by itself reads only the split index)",
+    )
     return parser
 
 
@@ -86,6 +94,7 @@ def main(argv: list[str]) -> int:
             site_name=args.site_name,
             body_selector=args.selector,
             with_pyscript=args.with_pyscript,
+            backend_index=args.backend_index,
         )
         publish_site(site_dir, settings, say=print, warn=print)
         if args.inject:

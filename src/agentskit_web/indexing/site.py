@@ -240,6 +240,16 @@ def write_site_index(index: SiteIndex, out_dir: Path) -> Path:
     return target
 
 
+def remove_site_indexes(out_dir: Path) -> int:
+    """Remove every site index file in out_dir (an earlier build's); how many were removed."""
+    if not out_dir.is_dir():
+        return 0
+    old = [file for file in out_dir.iterdir() if _INDEX_FILE.match(file.name) and file.is_file()]
+    for file in old:
+        file.unlink()
+    return len(old)
+
+
 def find_site_index(folder: Path) -> Path | None:
     """The site index file in folder (or its newest, if a build left several), else None."""
     if not folder.is_dir():

@@ -22,7 +22,8 @@ plugins:
       assets_path: agentskit/   # where the assets folder goes inside the site
       assets_from: null         # a folder `agentskit-web assets` wrote (see assets_source)
       with_pyscript: false      # also publish PyScript, for `<script type="py">` pages
-      index: true               # write the site's search index into the assets folder
+      index: true               # index the site (static answers; false: only the assets)
+      backend_index: null       # the backend's index file too (default: when endpoint is set)
 ```
 
 Per page: the loader's `<script type="module">` goes into `<head>` (the
@@ -112,6 +113,7 @@ class AgentskitAskConfig(_AttributeOptions):  # type: ignore[misc]
     assets_from = c.Optional(c.Dir(exists=True))
     with_pyscript = c.Type(bool, default=False)
     index = c.Type(bool, default=True)
+    backend_index = c.Optional(c.Type(bool))
 
 
 class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-untyped-call]
@@ -159,6 +161,7 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
             index=self.config.index,
             assets_from=Path(source) if source else None,
             with_pyscript=self.config.with_pyscript,
+            backend_index=self.config.backend_index,
         )
         try:
             publish_site(

@@ -7,8 +7,10 @@ was built:
 
 1. the assets folder (`assets_source.publish_assets`: the release's packaged
    folder, a folder the owner names, or a checkout's build);
-2. the site's search index in it (`index_step.write_build_index`: the pages as
-   published, below `base_path`);
+2. the site's search index (`index_step.write_build_index`: the pages as
+   published, below `base_path`), written into the assets folder as the
+   backend's index file only when a backend reads it (an `endpoint`, or
+   `backend_index` set);
 3. the static index split for the page, with the loader pointed at its
    manifest (`static_answers.publish_static_answers`), so the page answers
    with no server (or when the backend cannot be reached).
@@ -59,6 +61,16 @@ class PublishSettings:
     """False: only the assets (the plugins' `index: false`)."""
     assets_from: Path | None = None
     with_pyscript: bool = False
+    backend_index: bool | None = None
+    """Write the backend's index file (`agentskit-index.<hash>.json`) into the assets folder:
+    None (the default) when the element has an `endpoint` (`serve-ask --site-dir` reads it),
+    True or False to say so. A static site's page reads only the split index."""
+
+    @property
+    def writes_backend_index(self) -> bool:
+        if self.backend_index is None:
+            return self.options.endpoint is not None
+        return self.backend_index
 
 
 def publish_site(
@@ -90,12 +102,13 @@ def publish_site(
     if not settings.index:
         return
     try:
-        write_build_index(
+        built = write_build_index(
             site_dir,
             target,
             base_path=settings.base_path,
             site_name=settings.site_name,
             body_selector=settings.body_selector,
+            backend_index=settings.writes_backend_index,
             say=say,
         )
     except SiteIndexError as error:
@@ -105,6 +118,7 @@ def publish_site(
         assets_path,
         base_path=settings.base_path,
         required=settings.options.endpoint is None,
+        index=built.index,
         say=say,
         warn=warn,
     )

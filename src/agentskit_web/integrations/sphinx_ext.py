@@ -16,7 +16,8 @@ agentskit_ask_theme = "auto"
 agentskit_ask_assets_path = "agentskit/"
 agentskit_ask_assets_from = None      # a folder `agentskit-web assets` wrote
 agentskit_ask_with_pyscript = False   # also publish PyScript (docs/pyscript.md)
-agentskit_ask_index = True            # write the site's search index into the assets folder
+agentskit_ask_index = True            # index the site (static answers; False: only the assets)
+agentskit_ask_backend_index = None    # the backend's index file too (default: with an endpoint)
 ```
 
 Per page (`html-page-context`): the loader's script tag and the
@@ -70,9 +71,10 @@ SETTINGS: Final[dict[str, object]] = {
     "assets_from": None,
     "with_pyscript": False,
     "index": True,
+    "backend_index": None,
 }
 """`agentskit_ask_<option>` for every attribute of the element (embed.ATTRIBUTES, unset: the
-widget's default) and the four settings of the build itself."""
+widget's default) and the settings of the build itself."""
 HTML_FORMATS: Final = ("html",)
 INDEXED_BUILDERS: Final = ("html", "dirhtml")
 """The builders whose output is a browsable site with the URLs the index cites."""
@@ -98,6 +100,11 @@ def _validate(app: Sphinx, config: Any) -> None:
         )
     if not isinstance(app.config.agentskit_ask_index, bool):
         raise ConfigError(f"{PREFIX}index: expected True or False")
+    if app.config.agentskit_ask_backend_index not in (None, True, False):
+        raise ConfigError(
+            f"{PREFIX}backend_index: expected True, False or None (with an endpoint), "
+            f"got {app.config.agentskit_ask_backend_index!r}"
+        )
     try:  # before the pages are read: a missing source or extra is known now
         require("the agentskit_web.sphinx extension", "sphinx")
         assets_origin(
@@ -142,6 +149,7 @@ def _publish(app: Sphinx, exception: BaseException | None) -> None:
         index=app.config.agentskit_ask_index and app.builder.name in INDEXED_BUILDERS,
         assets_from=Path(app.confdir, source) if source else None,
         with_pyscript=app.config.agentskit_ask_with_pyscript,
+        backend_index=app.config.agentskit_ask_backend_index,
     )
     try:
         publish_site(Path(app.outdir), settings, say=log.info, warn=log.warning, detail=log.debug)

@@ -17,6 +17,16 @@ publishes the assets folder into a temporary folder, served at
 tag and an `<agentskit-ask>` element (the `inject` snippet) before its
 `</body>`; the files on disk are never changed.
 
+A site that embeds the widget answers from its backend here, as it is described:
+the site and its backend. A page built for static answers (no `endpoint` on the
+element: the page answers from its split index) is sent with the element wired
+to the preview's own Ask endpoint (`endpoint="/api/ask"` added to each
+`<agentskit-ask>` lacking one), so questions reach the backend and the static
+index stays the fallback it is on any site with a backend. `--static-answers`
+sends the pages as built instead, to try the page answering by itself. An
+element that names an endpoint of its own, or speaks the turn protocol, is left
+as it is.
+
 A site under a base path (`--base-path /docs/`, or the one its index was
 written for) is served there, and `/` redirects to it, as the site's own host
 would place it. The app is built by `create_preview_app` for the command and
@@ -27,7 +37,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -80,6 +90,9 @@ and Material run inline scripts that a strict policy would block, so the
 preview would no longer show the site as it is (`agentskit-web check` tests
 a page under the owner's real policy)."""
 _BODY_END: Final = re.compile(rb"</body\s*>", re.IGNORECASE)
+_ELEMENT: Final = re.compile(rb"<agentskit-ask(?![-\w])([^>]*)>", re.IGNORECASE)
+_NAMES_ENDPOINT: Final = re.compile(rb"(?<![-\w])endpoint\s*=", re.IGNORECASE)
+_TURN: Final = re.compile(rb"""(?<![-\w])protocol\s*=\s*["']?\s*turn\b""", re.IGNORECASE)
 
 
 @dataclass(slots=True)
@@ -97,6 +110,9 @@ class PreviewConfig:
     """An assets folder to serve at WIDGET_ASSETS_PATH (for a site without the widget)."""
     inject: str | None = None
     """HTML added before each page's `</body>` (the embed, for a site without the widget)."""
+    static_answers: bool = False
+    """Send the pages as built: an element without `endpoint` answers from the static index
+    (False: such elements are wired to the preview's backend, see `wire_endpoint`)."""
 
 
 def create_preview_app(config: PreviewConfig) -> Starlette:
@@ -116,11 +132,19 @@ def create_preview_app(config: PreviewConfig) -> Starlette:
     source: SiteSource = backend.state.source
     endpoint = backend.state.ask
     turn = backend.state.turn
-    files = (
-        SiteFiles(directory=config.site_dir, html=True)
-        if config.inject is None
-        else InjectingSiteFiles(config.inject, directory=config.site_dir, html=True)
-    )
+    files: SiteFiles
+    if config.inject is not None:
+        snippet = config.inject.encode("utf-8")
+        files = PageRewritingSiteFiles(
+            lambda page: inject_snippet(page, snippet), directory=config.site_dir, html=True
+        )
+    elif config.static_answers or not has_widget(config.site_dir):
+        files = SiteFiles(directory=config.site_dir, html=True)
+    else:
+        wired = config.path.encode("utf-8")
+        files = PageRewritingSiteFiles(
+            lambda page: wire_endpoint(page, wired), directory=config.site_dir, html=True
+        )
     routes: list[BaseRoute] = [
         ask_route(endpoint, config.path),
         feedback_route(endpoint, config.path),
@@ -148,6 +172,12 @@ def create_preview_app(config: PreviewConfig) -> Starlette:
         app.state.startup_notes.append(
             "The pages have no Ask widget: the preview adds one to each page it sends "
             "(the files are not changed; add the plugin or the embed to publish it)."
+        )
+    elif not config.static_answers:
+        app.state.startup_notes.append(
+            f"The widget asks this backend: an element without endpoint is sent with "
+            f"endpoint={config.path} (--static-answers: the pages as built, answering from "
+            "the static index)."
         )
     return app
 
@@ -179,16 +209,39 @@ def _redirect_to(target: str) -> Any:
     return redirect
 
 
-class InjectingSiteFiles(SiteFiles):
-    """The site's files, with `snippet` added before `</body>` of every HTML page sent.
+def inject_snippet(page: bytes, snippet: bytes) -> bytes:
+    """`page` with `snippet` before its last `</body>` (the end without one), unless the
+    page embeds the widget already."""
+    if WIDGET_TAG in page:
+        return page
+    ends = list(_BODY_END.finditer(page))
+    at = ends[-1].start() if ends else len(page)
+    return page[:at] + snippet + b"\n" + page[at:]
+
+
+def wire_endpoint(page: bytes, endpoint: bytes) -> bytes:
+    """`page` with `endpoint="…"` on each `<agentskit-ask>` that names none (and does not
+    speak the turn protocol): the element then asks the preview's backend."""
+
+    def wired(found: re.Match[bytes]) -> bytes:
+        attributes = found.group(1)
+        if _NAMES_ENDPOINT.search(attributes) or _TURN.search(attributes):
+            return found.group(0)
+        return b'<agentskit-ask endpoint="' + endpoint + b'"' + attributes + b">"
+
+    return _ELEMENT.sub(wired, page)
+
+
+class PageRewritingSiteFiles(SiteFiles):
+    """The site's files, every HTML page sent through `rewrite` (bytes in, bytes out).
 
     Only the uncompressed page is read (a `.br`/`.gz` copy beside it is not
     used for pages), and the result is revalidated like any page (`no-cache`).
     """
 
-    def __init__(self, snippet: str, **options: Any) -> None:
+    def __init__(self, rewrite: Callable[[bytes], bytes], **options: Any) -> None:
         super().__init__(**options)
-        self.snippet = snippet.encode("utf-8")
+        self.rewrite = rewrite
 
     def file_response(
         self,
@@ -202,11 +255,9 @@ class InjectingSiteFiles(SiteFiles):
             return super().file_response(full_path, stat_result, scope, status_code)
         with open(path, "rb") as file:
             page = file.read()
-        if WIDGET_TAG in page:  # this page embeds the widget already
+        body = self.rewrite(page)
+        if body == page:
             return super().file_response(full_path, stat_result, scope, status_code)
-        ends = list(_BODY_END.finditer(page))
-        at = ends[-1].start() if ends else len(page)
-        body = page[:at] + self.snippet + b"\n" + page[at:]
         headers = static_headers(path)
         kind = headers.pop("Content-Type", "text/html; charset=utf-8")
         return Response(body, status_code=status_code, headers=headers, media_type=kind)
