@@ -188,6 +188,23 @@ def test_a_vote_and_its_comment_land_whatever_their_order(tmp_path: Path) -> Non
     log.close()
 
 
+def test_a_vote_written_before_its_question_keeps_both(tmp_path: Path) -> None:
+    """The vote can be written first (another instance took it, or it won the race): the
+    question's write then fills in its verdict, text and pages and keeps the vote."""
+    log = QuestionLog(tmp_path / "q.db", days=30)
+    today = dt.date(2026, 12, 4)
+    log.record_feedback("a1", today, "docs", "as the reader saw it", ["/x/"], "down", "wrong")
+    log.record_question("a1", today, "docs", "How do I install?", "answered", ["/install/#a"])
+    (row,) = rows(tmp_path / "q.db")
+    assert (row["question"], row["verdict"], json.loads(row["cited"])) == (
+        "How do I install?",
+        "answered",
+        ["/install/#a"],
+    )
+    assert (row["feedback"], row["comment"]) == ("down", "wrong")
+    log.close()
+
+
 def test_retention_is_enforced_on_write(tmp_path: Path) -> None:
     """Rows written on their own day; the next write drops each one past 30 days."""
     log = QuestionLog(tmp_path / "q.db", days=30)
