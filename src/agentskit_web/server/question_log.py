@@ -1,7 +1,8 @@
 """The question log an owner turns on (`serve-ask --question-log PATH`): what readers ask.
 
-One SQLite row per question the Ask endpoint searched, keyed by its answer id (the id of
-the answer's `cite` event, which feedback names):
+One SQLite row per question the Ask endpoint or the turn runner searched, keyed by its
+answer id (the id of the answer's `cite` event; a turn answer's source-list instance id),
+which feedback names:
 
 - `day`: the UTC day it was asked (`2026-12-04`), no time of day;
 - `corpus`: the site's corpus id;
@@ -18,12 +19,16 @@ day or answer text. Rows older than `days` (default 90) are deleted on every wri
 retention holds without a cron job. The answer id is a random token the backend minted; it
 links the feedback to its question and identifies nobody.
 
-The Ask and feedback endpoints write once their response is sent, so no reader waits for
-the file; the write runs on the event loop (about 0.03 ms: WAL, no fsync per commit), since
+The Ask and feedback endpoints write once their response is sent (the turn runner once
+the turn's last snapshot is sent), so no reader waits for the file; the write runs on the event loop (about 0.03 ms: WAL, no fsync per commit), since
 handing it to a worker thread cost more than the write (+3.7 ms p50 per question in `make
 bench`, a queue and a writer thread +0.7 to +1.3 ms: the GIL changing hands). A write that
 fails (disk full, a locked file) is reported once on the `agentskit_web` logger and never
 fails an answer: the log is for the owner, the answer is for the reader.
+
+Several instances share one log in PostgreSQL instead (question_log_postgres.py: the same
+rows, written from a bounded queue by a thread); `open_question_log` picks by the name,
+`read_question_log` reads either, and the endpoints see both as a `QuestionRecorder`.
 """
 
 from __future__ import annotations
