@@ -23,6 +23,7 @@ import pytest
 from _ask_helpers import ThreadedUvicorn, ask_body, site, write_docs
 from agentskit_web.bench.cluster import LocalCluster
 from agentskit_web.bench.local_postgres import LocalPostgres
+from agentskit_web.cli import main as cli_main
 from agentskit_web.server.ask_app import create_ask_app
 from agentskit_web.server.ask_serve import AskServeConfig, StartupError, build_app
 from agentskit_web.server.question_log import read_question_log
@@ -133,7 +134,7 @@ def wait_until(check: Callable[[], bool], seconds: float = 20) -> None:
 
 
 def test_the_same_rows_as_the_sqlite_log_and_nothing_about_the_reader(
-    server: ThreadedUvicorn, log_url: str
+    server: ThreadedUvicorn, log_url: str, tmp_path: Path
 ) -> None:
     client_key = "client-key-7f3a9c"
     agent = "Mozilla/5.0 (TestReader)"
@@ -185,6 +186,10 @@ def test_the_same_rows_as_the_sqlite_log_and_nothing_about_the_reader(
     )
     assert shown.returncode == 0, shown.stderr
     assert "4 questions" in shown.stdout and PASSWORD not in shown.stdout + shown.stderr
+    page = tmp_path / "report.html"
+    assert cli_main(["report", log_url, "--html", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "What readers asked: PostgreSQL t_" in html and PASSWORD not in html
 
 
 def test_a_vote_written_before_its_question_keeps_both(log_url: str) -> None:

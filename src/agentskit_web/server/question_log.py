@@ -20,9 +20,10 @@ retention holds without a cron job. The answer id is a random token the backend 
 links the feedback to its question and identifies nobody.
 
 The Ask and feedback endpoints write once their response is sent (the turn runner once
-the turn's last snapshot is sent), so no reader waits for the file; the write runs on the event loop (about 0.03 ms: WAL, no fsync per commit), since
-handing it to a worker thread cost more than the write (+3.7 ms p50 per question in `make
-bench`, a queue and a writer thread +0.7 to +1.3 ms: the GIL changing hands). A write that
+the turn's last snapshot is sent), so no reader waits for the file; the write runs on the
+event loop (about 0.03 ms: WAL, no fsync per commit), since handing it to a worker thread
+cost more than the write (+3.7 ms p50 per question in `make bench`, a queue and a writer
+thread +0.7 to +1.3 ms: the GIL changing hands). A write that
 fails (disk full, a locked file) is reported once on the `agentskit_web` logger and never
 fails an answer: the log is for the owner, the answer is for the reader.
 
