@@ -9,6 +9,7 @@ looks from the backend.
 import datetime as dt
 import json
 import logging
+import re
 import subprocess
 import sys
 import time
@@ -293,6 +294,26 @@ def test_the_2_second_statement_timeout_fails_a_batch_and_the_writer_goes_on(
     assert (log.failed, log.written, log.dropped) == (1, 1, 0)
     warned = " ".join(record.getMessage() for record in caplog.records)
     assert "statement timeout" in warned and "logger:***@" in warned and PASSWORD not in warned
+
+
+def log_rows(url: str) -> dict[str, float]:
+    """The instance's `agentskit_question_log_rows` samples by state, from its /metrics."""
+    text = httpx.get(f"{url}/metrics", timeout=10).text
+    found = re.findall(r'^agentskit_question_log_rows\{state="(\w+)"\} (\S+)$', text, re.M)
+    return {state: float(value) for state, value in found}
+
+
+def test_the_writer_counts_are_on_the_metrics_page(tmp_path: Path, log_url: str) -> None:
+    with ThreadedUvicorn(build_app(config(tmp_path, log_url)), AskServeConfig()) as running:
+        assert ask(running.url, ANSWERED)[0] == 200
+        wait_until(lambda: log_rows(running.url).get("written") == 1)
+        locked = Locked(log_url)
+        try:
+            assert ask(running.url, NEAR_MISS)[0] == 200
+            wait_until(lambda: log_rows(running.url).get("failed") == 1)  # after its 2 s
+        finally:
+            locked.release()
+        assert log_rows(running.url) == {"written": 1.0, "failed": 1.0, "dropped": 0.0}
 
 
 # --------------------------------------------------------------------------- refusals

@@ -346,6 +346,7 @@ def build_app(config: AskServeConfig) -> Starlette:
     drain.background.append(turn.drain)
     log = app.state.ask.question_log
     if log is not None:  # after the turns (they log as they end): what is queued is written
+        metrics.watch_question_log(log)
 
         async def close_log() -> None:
             await anyio.to_thread.run_sync(log.close, abandon_on_cancel=True)
