@@ -30,7 +30,10 @@ from agentskit_web.protocol.wire_json import dump_json
         ({}, None),
         ({"feedback-endpoint": "/api/feedback"}, "/api/feedback"),
         ({"feedback-endpoint": "  "}, None),
-        ({"protocol": "turn", "endpoint": "/api/turn"}, None),
+        # The turn protocol's endpoint too: the backend answers feedback beside it.
+        ({"protocol": "turn", "endpoint": "/api/turn"}, "/api/feedback"),
+        ({"protocol": "turn", "endpoint": "/v1/chat/turn"}, "/v1/chat/feedback"),
+        ({"protocol": "turn"}, None),
     ],
 )
 def test_feedback_url(attributes: dict[str, str], url: str | None) -> None:

@@ -57,6 +57,7 @@ def test_the_documented_instance_command_parses_with_the_real_options() -> None:
     args = _parser().parse_args(words[2:])
     config = config_from_args(args)
     assert config.sessions.startswith("postgresql://")
+    assert str(config.question_log).startswith("postgresql://")  # one log for every instance
     assert config.rate_limit.startswith("redis://")
     assert config.trusted_proxies == ["10.0.0.2"]
 

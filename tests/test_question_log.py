@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from _ask_helpers import ThreadedUvicorn, ask_body, site, write_docs
+from _ask_helpers import ThreadedUvicorn, ask_body, site, turn_submit, write_docs
+from agentskit_web.protocol.content import decode_assistant_content
 from agentskit_web.protocol.limits import FEEDBACK_COMMENT_MAX_CHARS, FEEDBACK_MAX_BODY_BYTES
 from agentskit_web.server.ask_serve import AskServeConfig, StartupError, build_app
 from agentskit_web.server.question_log import (
@@ -188,6 +189,23 @@ def test_a_vote_and_its_comment_land_whatever_their_order(tmp_path: Path) -> Non
     log.close()
 
 
+def test_a_vote_written_before_its_question_keeps_both(tmp_path: Path) -> None:
+    """The vote can be written first (another instance took it, or it won the race): the
+    question's write then fills in its verdict, text and pages and keeps the vote."""
+    log = QuestionLog(tmp_path / "q.db", days=30)
+    today = dt.date(2026, 12, 4)
+    log.record_feedback("a1", today, "docs", "as the reader saw it", ["/x/"], "down", "wrong")
+    log.record_question("a1", today, "docs", "How do I install?", "answered", ["/install/#a"])
+    (row,) = rows(tmp_path / "q.db")
+    assert (row["question"], row["verdict"], json.loads(row["cited"])) == (
+        "How do I install?",
+        "answered",
+        ["/install/#a"],
+    )
+    assert (row["feedback"], row["comment"]) == ("down", "wrong")
+    log.close()
+
+
 def test_retention_is_enforced_on_write(tmp_path: Path) -> None:
     """Rows written on their own day; the next write drops each one past 30 days."""
     log = QuestionLog(tmp_path / "q.db", days=30)
@@ -312,3 +330,68 @@ def test_feedback_spends_the_same_rate_bucket_as_ask(tmp_path: Path) -> None:
     assert statuses == [204] * capacity
     assert refused.status_code == 429 and "retry-after" in refused.headers
     assert again.status_code == 429 and again.json()["error"]["code"] == "ASK_RATE_LIMITED"
+
+
+# --------------------------------------------------------------------------- turn protocol
+
+
+def turn(url: str, session_id: str, turn_id: str, question: str) -> dict[str, Any]:
+    """One turn-protocol question; the last snapshot's answer message."""
+    reply = httpx.post(
+        f"{url}/api/turn", json=turn_submit(session_id, turn_id, question), timeout=30
+    )
+    assert reply.status_code == 200, reply.text
+    last = json.loads(reply.text.strip().splitlines()[-1])
+    assert last["payload"]["status"] == "complete"
+    return last["payload"]["messages"][-1]
+
+
+def source_list_id(answer: dict[str, Any]) -> str | None:
+    """The id the widget sends feedback under: its source list's instance id."""
+    decoded = decode_assistant_content(answer["content"])
+    for part in decoded.parts:
+        frame = part.get("frame") if part.get("kind") == "component" else None
+        if isinstance(frame, dict) and frame.get("componentKey") == "source-list":
+            return str(frame["instanceId"])
+    return None
+
+
+def test_turn_answers_are_logged_and_take_feedback(server: ThreadedUvicorn, tmp_path: Path) -> None:
+    session_id = "TurnReaderSession0000000001"
+    answered = turn(server.url, session_id, "t-1", ANSWERED)
+    turn(server.url, session_id, "t-2", NEAR_MISS)
+    turn(server.url, session_id, "t-3", DECLINED)
+    answer_id = source_list_id(answered)
+    assert answer_id == "sources-t-1"
+    sent = httpx.post(
+        f"{server.url}/api/feedback",
+        json=feedback(answerId=answer_id, question=ANSWERED, comment="not what I asked"),
+    )
+    assert sent.status_code == 204
+    logged = settled(
+        tmp_path / "questions.db",
+        lambda found: len(found) == 3 and found[0]["feedback"] is not None,
+    )
+    assert [(r["answer_id"], r["question"], r["verdict"]) for r in logged] == [
+        ("sources-t-1", ANSWERED, "answered"),
+        ("sources-t-2", NEAR_MISS, "near miss"),
+        ("sources-t-3", DECLINED, "declined"),
+    ]
+    assert (logged[0]["feedback"], logged[0]["comment"]) == ("down", "not what I asked")
+    assert json.loads(logged[0]["cited"])[0].startswith("/docs/install.html")
+    assert session_id.encode() not in b"".join(
+        p.read_bytes() for p in tmp_path.glob("questions.db*")
+    )
+
+
+def test_feedback_beside_a_turn_path_of_its_own(tmp_path: Path) -> None:
+    """A turn endpoint mounted apart from the Ask one gets a feedback route beside it."""
+    app = build_app(config(tmp_path, turn_path="/v1/chat/turn"))
+    with ThreadedUvicorn(app, AskServeConfig()) as running:
+        beside_turn = httpx.post(
+            f"{running.url}/v1/chat/feedback", json=feedback(vote="up", comment=None)
+        )
+        beside_ask = httpx.post(
+            f"{running.url}/api/feedback", json=feedback(vote="up", comment=None)
+        )
+    assert (beside_turn.status_code, beside_ask.status_code) == (204, 204)

@@ -78,7 +78,8 @@ SECTIONS: dict[str, tuple[str, Section]] = {
         _section("scale", "scale_command"),
     ),
     "question-log": (
-        "serve-ask --question-log: request p50 with the log on vs off (same run, interleaved)",
+        "serve-ask --question-log: request p50, SQLite and PostgreSQL logs vs off "
+        "(same run, interleaved, beside a noise floor)",
         _section("question_log", "question_log_command"),
     ),
     "index": (

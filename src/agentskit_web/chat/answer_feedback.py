@@ -5,7 +5,9 @@ Where it goes (`feedback_url`):
 - the element's `feedback-endpoint`, when the owner names one (a site that answers in the
   page from its static index has no backend of its own: this is how its feedback reaches
   one);
-- else, with an `endpoint`, the `feedback` beside it (`/api/ask` -> `/api/feedback`);
+- else, with an `endpoint`, the `feedback` beside it (`/api/ask` -> `/api/feedback`; a
+  turn-protocol endpoint alike, `/api/turn` -> `/api/feedback`, where the reference backend
+  answers feedback on turn answers too);
 - else nowhere: the thumbs stay in the reader's browser, as before.
 
 What is sent (`feedback_body`) is what the reader saw: the answer's id (the id of its
@@ -42,7 +44,7 @@ def feedback_url(config: WidgetConfig) -> str | None:
     """Where this element sends feedback, or None (kept in the browser only)."""
     if config.feedback_endpoint is not None:
         return config.feedback_endpoint
-    if config.protocol != "ask" or not config.endpoint_set:
+    if not config.endpoint_set:
         return None
     endpoint = config.endpoint.split("#", 1)[0].split("?", 1)[0]
     return endpoint.rsplit("/", 1)[0] + "/" + FEEDBACK_NAME

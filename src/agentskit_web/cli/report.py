@@ -15,6 +15,7 @@ from pathlib import Path
 from ..insight.eval_questions import dump_eval_skeleton
 from ..insight.report import summarize, summary_lines
 from ..server.question_log import read_question_log
+from ..server.turn_session_port import is_postgres_url, redacted
 from .output import terminal_safe
 
 
@@ -25,12 +26,21 @@ def _date(value: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{value!r} is not a date (YYYY-MM-DD)") from None
 
 
+def _log_name(log: str) -> str:
+    """The log as the page's title names it: a file's name, a database's name (no password)."""
+    if is_postgres_url(log):
+        return "PostgreSQL " + redacted(log).split("?", 1)[0].rsplit("/", 1)[-1]
+    return Path(log).name
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="agentskit-web report",
         description="Summarize a question log (serve-ask --question-log).",
     )
-    parser.add_argument("log", type=Path, metavar="LOG")
+    parser.add_argument(
+        "log", metavar="LOG", help="the SQLite file, or the postgresql:// URL, of the log"
+    )
     parser.add_argument("--html", type=Path, metavar="OUT.html", help="write one HTML page")
     parser.add_argument("--since", type=_date, metavar="YYYY-MM-DD", help="from this day on")
     parser.add_argument("--corpus", help="only this corpus id")
@@ -70,7 +80,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         period = f"{summary.days[0]} to {summary.days[-1]}" if summary.days else "no question"
         if args.corpus:
             period += f", corpus {args.corpus}"
-        page = render_report(summary, title=f"What readers asked: {args.log.name}", period=period)
+        page = render_report(
+            summary, title=f"What readers asked: {_log_name(args.log)}", period=period
+        )
         args.html.write_text(page, encoding="utf-8")
         print(f"wrote {args.html}")
     if args.export_eval is not None:

@@ -68,7 +68,7 @@ from .persistence import (
     SessionRecord,
     SessionStore,
 )
-from .question_log import QuestionLog
+from .question_log import QuestionRecorder
 from .rate_limit import (
     AUTH_FAILURE_CAPACITY,
     AUTH_FAILURE_REFILL_PER_SECOND,
@@ -343,7 +343,7 @@ class AskEndpoint:
         auth_failure_limiter: RateLimiter | None = None,
         max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
         body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
-        question_log: QuestionLog | None = None,
+        question_log: QuestionRecorder | None = None,
     ) -> None:
         if site.persistence_required and session_store is None:
             raise ValueError("The site requires persistence but no session store was given.")
@@ -502,13 +502,19 @@ class AskEndpoint:
 
     def _log_question(self, question: str, found: Found, request_id: str) -> None:
         """Runs after the response is sent (the reader never waits for it), on the loop:
-        the write is about 0.03 ms (WAL, no fsync per commit), cheaper than a thread hop."""
+        the write is about 0.03 ms (WAL, no fsync per commit), cheaper than a thread hop
+        (the PostgreSQL log only queues the row for its writer thread)."""
+        self.log_question(question, found, answer_id_of(request_id))
+
+    def log_question(self, question: str, found: Found, answer_id: str) -> None:
+        """One searched question in the owner's log, if one is kept (the turn runner's too,
+        under the id its answer's source list carries, which the widget's feedback names)."""
         log = self.question_log
         if log is None:
             return
         cited = [section_label(p.path, p.anchor) for p in found.passages]
         log.record_question(
-            answer_id_of(request_id),
+            answer_id,
             self.today(),
             self.site.corpus_id,
             question,
@@ -954,7 +960,7 @@ def create_ask_endpoint(
     auth_failure_limiter: RateLimiter | None = None,
     max_streams_per_client: int = ASK_MAX_STREAMS_PER_CLIENT,
     body_timeout: float = ASK_BODY_TIMEOUT_SECONDS,
-    question_log: QuestionLog | None = None,
+    question_log: QuestionRecorder | None = None,
 ) -> AskEndpoint:
     """Validate the config, build the index and defaults; raise a clear error if anything is off."""
     site = site_config if isinstance(site_config, SiteSettings) else load_site_config(site_config)

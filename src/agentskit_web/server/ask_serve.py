@@ -67,7 +67,7 @@ from .persistence import (
     PersistenceError,
     SessionStore,
 )
-from .question_log import QUESTION_LOG_DEFAULT_DAYS, QuestionLog
+from .question_log import QUESTION_LOG_DEFAULT_DAYS, QuestionRecorder, open_question_log
 from .rate_limit import (
     AUTH_FAILURE_CAPACITY,
     AUTH_FAILURE_REFILL_PER_SECOND,
@@ -155,8 +155,9 @@ class AskServeConfig:
     rate_limit: str = "memory"
     shutdown_deadline: float = SHUTDOWN_DEADLINE_SECONDS
     turn_lease: float = TURN_LEASE_SECONDS
-    question_log: Path | None = None
-    """The owner's log of what readers ask (question_log.py); None: none is kept."""
+    question_log: Path | str | None = None
+    """The owner's log of what readers ask: an SQLite file (question_log.py) or a
+    `postgresql://` URL (question_log_postgres.py); None: none is kept."""
     question_log_days: int = QUESTION_LOG_DEFAULT_DAYS
 
 
@@ -250,6 +251,24 @@ def _turn_store(config: AskServeConfig) -> TurnSessionStorePort:
         raise StartupError(f"--sessions: {error}") from error
 
 
+def _question_log(config: AskServeConfig) -> QuestionRecorder | None:
+    """The owner's question log, if `--question-log` names one (ValueError: a bad one)."""
+    where = config.question_log
+    if where is None:
+        return None
+    if isinstance(where, str) and is_postgres_url(where):
+        module = missing_module("postgres")
+        if module is not None:
+            raise StartupError(
+                str(MissingExtra("--question-log postgresql://...", "postgres", module))
+            )
+    elif isinstance(where, str) and "://" in where:
+        raise StartupError(
+            f"Unknown --question-log {redacted(where)!r} (an SQLite file or a postgresql:// URL)."
+        )
+    return open_question_log(where, days=config.question_log_days)
+
+
 def _readiness_probes(
     app: Starlette, turn_store: TurnSessionStorePort, limiter: RateLimiter
 ) -> list[Probe]:
@@ -313,11 +332,7 @@ def build_app(config: AskServeConfig) -> Starlette:
             cors_origins=config.cors_origins,
             max_streams_per_client=config.max_streams_per_client,
             body_timeout=config.body_timeout,
-            question_log=(
-                None
-                if config.question_log is None
-                else QuestionLog(config.question_log, days=config.question_log_days)
-            ),
+            question_log=_question_log(config),
         )
         turn_store = _turn_store(config)
     except (SiteConfigError, ValueError, OSError) as error:
@@ -329,6 +344,14 @@ def build_app(config: AskServeConfig) -> Starlette:
     turn = mount_turn(app, turn_store, path=config.turn_path, lease_seconds=config.turn_lease)
     drain = Drain()
     drain.background.append(turn.drain)
+    log = app.state.ask.question_log
+    if log is not None:  # after the turns (they log as they end): what is queued is written
+        metrics.watch_question_log(log)
+
+        async def close_log() -> None:
+            await anyio.to_thread.run_sync(log.close, abandon_on_cancel=True)
+
+        drain.background.append(close_log)
     app.state.ask.shutdown = drain
     operations = Operations(metrics, drain, _readiness_probes(app, turn_store, rate_limiter))
     mount_operations(
@@ -526,10 +549,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     add(
         "--question-log",
-        type=Path,
         default=None,
-        help="keep what readers ask in this SQLite file (day, question masked, verdict, cited "
-        "pages, feedback; no IP, client or session): docs/security.md. Default: off",
+        help="keep what readers ask in this SQLite file, or in PostgreSQL "
+        "(postgresql://user@host:port/db, shared by every instance): day, question masked, "
+        "verdict, cited pages, feedback; no IP, client or session (docs/security.md). "
+        "Default: off",
     )
     add(
         "--question-log-days",

@@ -23,7 +23,7 @@ from ..answering.outcome import section_label
 from ..protocol.feedback import FeedbackRequest, parse_feedback
 from ..protocol.limits import FEEDBACK_MAX_BODY_BYTES
 from .ask_app import AskEndpoint, _ClientGone, _raw, _Reject, _security_headers
-from .question_log import QuestionLog
+from .question_log import QuestionRecorder
 
 FEEDBACK_NAME = "feedback"
 
@@ -36,7 +36,7 @@ def feedback_path_for(ask_path: str) -> str:
 class FeedbackEndpoint:
     """The raw ASGI endpoint; admission is the Ask endpoint's."""
 
-    def __init__(self, ask: AskEndpoint, question_log: QuestionLog | None) -> None:
+    def __init__(self, ask: AskEndpoint, question_log: QuestionRecorder | None) -> None:
         self.ask = ask
         self.question_log = question_log
 

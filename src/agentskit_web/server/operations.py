@@ -131,6 +131,27 @@ class PrometheusMetrics:
         if self._also is not None:
             self._also.emit(metric)
 
+    def watch_question_log(self, log: object) -> None:
+        """Expose a PostgreSQL question log's writer counts (rows written, failed, dropped)
+        as `agentskit_question_log_rows{state=...}`, read when scraped; a log without them
+        (the SQLite one writes in the request) adds nothing."""
+        states = [name for name in ("written", "failed", "dropped") if hasattr(log, name)]
+        if not states:
+            return
+        gauge = Gauge(
+            "agentskit_question_log_rows",
+            "Question log rows since start by state: written, failed (the database refused "
+            "or timed out their batch), dropped (the writer's queue was full).",
+            ["state"],
+            registry=self.registry,
+        )
+
+        def reader(state: str) -> Callable[[], float]:
+            return lambda: float(getattr(log, state))
+
+        for state in states:
+            gauge.labels(state).set_function(reader(state))
+
     def exposition(self) -> bytes:
         """The registry in the Prometheus text format."""
         return generate_latest(self.registry)

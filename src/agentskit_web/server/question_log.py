@@ -1,7 +1,8 @@
 """The question log an owner turns on (`serve-ask --question-log PATH`): what readers ask.
 
-One SQLite row per question the Ask endpoint searched, keyed by its answer id (the id of
-the answer's `cite` event, which feedback names):
+One SQLite row per question the Ask endpoint or the turn runner searched, keyed by its
+answer id (the id of the answer's `cite` event; a turn answer's source-list instance id),
+which feedback names:
 
 - `day`: the UTC day it was asked (`2026-12-04`), no time of day;
 - `corpus`: the site's corpus id;
@@ -18,12 +19,17 @@ day or answer text. Rows older than `days` (default 90) are deleted on every wri
 retention holds without a cron job. The answer id is a random token the backend minted; it
 links the feedback to its question and identifies nobody.
 
-The Ask and feedback endpoints write once their response is sent, so no reader waits for
-the file; the write runs on the event loop (about 0.03 ms: WAL, no fsync per commit), since
-handing it to a worker thread cost more than the write (+3.7 ms p50 per question in `make
-bench`, a queue and a writer thread +0.7 to +1.3 ms: the GIL changing hands). A write that
+The Ask and feedback endpoints write once their response is sent (the turn runner once
+the turn's last snapshot is sent), so no reader waits for the file; the write runs on the
+event loop (about 0.03 ms: WAL, no fsync per commit), since handing it to a worker thread
+cost more than the write (+3.7 ms p50 per question in `make bench`, a queue and a writer
+thread +0.7 to +1.3 ms: the GIL changing hands). A write that
 fails (disk full, a locked file) is reported once on the `agentskit_web` logger and never
 fails an answer: the log is for the owner, the answer is for the reader.
+
+Several instances share one log in PostgreSQL instead (question_log_postgres.py: the same
+rows, written from a bounded queue by a thread); `open_question_log` picks by the name,
+`read_question_log` reads either, and the endpoints see both as a `QuestionRecorder`.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 QUESTION_LOG_DEFAULT_DAYS: Final = 90
 QUESTION_LOG_MAX_DAYS: Final = 3_650
@@ -87,12 +93,60 @@ class LoggedQuestion:
     comment: str | None
 
 
+def check_retention(days: int) -> None:
+    """ValueError unless `days` is a retention the log accepts (1 to 3,650)."""
+    if not 1 <= days <= QUESTION_LOG_MAX_DAYS:
+        raise ValueError(f"--question-log-days must be 1 to {QUESTION_LOG_MAX_DAYS}.")
+
+
+class QuestionRecorder(Protocol):
+    """What the Ask, turn and feedback endpoints write to: the SQLite log or the PostgreSQL
+    one (question_log_postgres.py), which take the same rows."""
+
+    days: int
+
+    def record_question(
+        self,
+        answer_id: str,
+        today: dt.date,
+        corpus: str,
+        question: str,
+        verdict: str,
+        cited: Sequence[str],
+    ) -> None: ...
+
+    def record_feedback(
+        self,
+        answer_id: str,
+        today: dt.date,
+        corpus: str,
+        question: str,
+        cited: Sequence[str],
+        vote: str,
+        comment: str | None,
+    ) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def open_question_log(
+    where: str | Path, *, days: int = QUESTION_LOG_DEFAULT_DAYS
+) -> QuestionRecorder:
+    """The log `--question-log` names: a `postgresql://` URL, else an SQLite file."""
+    from .turn_session_port import is_postgres_url
+
+    if isinstance(where, str) and is_postgres_url(where):
+        from .question_log_postgres import PostgresQuestionLog
+
+        return PostgresQuestionLog(where, days=days)
+    return QuestionLog(where, days=days)
+
+
 class QuestionLog:
     """The log's writer: one connection, one lock (the Ask app writes from worker threads)."""
 
     def __init__(self, path: str | Path, *, days: int = QUESTION_LOG_DEFAULT_DAYS) -> None:
-        if not 1 <= days <= QUESTION_LOG_MAX_DAYS:
-            raise ValueError(f"--question-log-days must be 1 to {QUESTION_LOG_MAX_DAYS}.")
+        check_retention(days)
         self.days = days
         self._lock = threading.Lock()
         self._warned = False
@@ -126,7 +180,11 @@ class QuestionLog:
         verdict: str,
         cited: Sequence[str],
     ) -> None:
-        """Log one searched question, then drop rows past the retention."""
+        """Log one searched question, then drop rows past the retention.
+
+        An upsert: when the reader's vote was written first (it came through another
+        instance, or its write won the race), the row it made gets the question's own
+        text, verdict and cited pages, and keeps the vote and its comment."""
         row = (
             answer_id,
             today.isoformat(),
@@ -136,8 +194,10 @@ class QuestionLog:
             json.dumps(list(cited[:QUESTION_LOG_MAX_CITED]), ensure_ascii=False),
         )
         self._write(
-            "INSERT OR IGNORE INTO questions (answer_id, day, corpus, question, verdict, cited) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO questions (answer_id, day, corpus, question, verdict, cited) "
+            "VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (answer_id) DO UPDATE SET day = excluded.day, corpus = excluded.corpus, "
+            "question = excluded.question, verdict = excluded.verdict, cited = excluded.cited",
             row,
             today,
         )
@@ -191,9 +251,18 @@ class QuestionLog:
 
 
 def read_question_log(
-    path: Path, *, since: dt.date | None = None, corpus: str | None = None
+    where: Path | str, *, since: dt.date | None = None, corpus: str | None = None
 ) -> list[LoggedQuestion]:
-    """Every row of a log (read-only), oldest day first; ValueError when it is not a log."""
+    """Every row of a log (read-only), oldest day first; ValueError when it is not a log.
+
+    `where` is an SQLite file or a `postgresql://` URL (question_log_postgres.py)."""
+    from .turn_session_port import is_postgres_url
+
+    if isinstance(where, str) and is_postgres_url(where):
+        from .question_log_postgres import read_postgres_question_log
+
+        return read_postgres_question_log(where, since=since, corpus=corpus)
+    path = Path(where)
     if not path.is_file():
         raise ValueError(f"Question log {path} does not exist.")
     try:
@@ -201,16 +270,16 @@ def read_question_log(
     except sqlite3.Error as error:
         raise ValueError(f"Question log {path}: {error}") from error
     try:
-        where, args = ["1 = 1"], []
+        clauses, args = ["1 = 1"], []
         if since is not None:
-            where.append("day >= ?")
+            clauses.append("day >= ?")
             args.append(since.isoformat())
         if corpus is not None:
-            where.append("corpus = ?")
+            clauses.append("corpus = ?")
             args.append(corpus)
         rows = db.execute(
             "SELECT answer_id, day, corpus, question, verdict, cited, feedback, comment "
-            f"FROM questions WHERE {' AND '.join(where)} ORDER BY day, rowid",
+            f"FROM questions WHERE {' AND '.join(clauses)} ORDER BY day, rowid",
             args,
         ).fetchall()
     except sqlite3.Error as error:

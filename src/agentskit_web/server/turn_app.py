@@ -285,6 +285,12 @@ def mount_turn(
         raise ValueError("The turn path must start with /.")
     turn = create_turn_endpoint(app.state.ask, store, **options)
     app.router.routes.extend(turn.routes(path))
+    from .feedback_app import feedback_path_for, feedback_route
+
+    # A turn-protocol widget sends feedback beside its endpoint (`/api/turn` ->
+    # `/api/feedback`): that is the Ask endpoint's feedback route unless the paths differ.
+    if all(getattr(r, "path", None) != feedback_path_for(path) for r in app.router.routes):
+        app.router.routes.append(feedback_route(app.state.ask, path))
     app.state.turn = turn
     return turn
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import anyio
 
-from ..answering.chunk import Passage
+from ..answering.chunk import Found, Passage
 from ..answering.decline import CLOSEST_MESSAGE
 from ..protocol.content import ASSISTANT_CONTENT_PREFIX, AssistantContentEncoder
 from ..protocol.content import decode_assistant_content as _decode_content
@@ -657,8 +657,17 @@ class TurnRunner:
         except _Reject as reject:
             if reject.code == "ASK_NO_GROUNDED_SOURCES":
                 _append(state, state.encoder.encode_text(MESSAGES["no_sources"]))
-                return await self._finish(state, run, "complete")
+                finished = await self._finish(state, run, "complete")
+                self.ask.log_question(state.question, Found(), answer_id_of_turn(state.turn_id))
+                return finished
             return await self._finish(state, run, "error")
+        try:
+            return await self._answer(state, run, found, deadline)
+        finally:  # after the last snapshot was sent: the reader never waits for the log
+            self.ask.log_question(state.question, found, answer_id_of_turn(state.turn_id))
+
+    async def _answer(self, state: TurnState, run: TurnRun, found: Found, deadline: float) -> bool:
+        """The searched question's answer: generated, or the near miss's closest sections."""
         passages = found.passages
         if found.grounded:
             failed = await self._generate(state, run, passages, deadline)
@@ -871,6 +880,12 @@ def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages[-(SESSION_RECORD_MAX_MESSAGES - 1) :]
 
 
+def answer_id_of_turn(turn_id: str) -> str:
+    """A turn answer's id for feedback and the question log: its source list's instance id,
+    which the widget sends as the answer's id (chat/answer_feedback.py)."""
+    return ("sources-" + turn_id)[:128]
+
+
 def _sources_part(passages: Sequence[Passage], turn_id: str) -> dict[str, Any]:
     """The answer's source list as an ordered-content component record."""
     from urllib.parse import quote
@@ -884,7 +899,7 @@ def _sources_part(passages: Sequence[Passage], turn_id: str) -> dict[str, Any]:
             source["url"] = url
         sources.append(source)
         titles.append(passage.title)
-    instance = ("sources-" + turn_id)[:128]
+    instance = answer_id_of_turn(turn_id)
     return {
         "kind": "component",
         "frame": {
