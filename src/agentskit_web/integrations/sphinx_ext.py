@@ -60,9 +60,18 @@ from .index_step import base_path_of
 from .publish import PublishSettings, publish_site
 
 PREFIX: Final = "agentskit_ask_"
-SITE_THEMES: Final = frozenset({"furo"})
-"""Themes the widget's stylesheet knows (`site-theme` on the element): Furo's colours and
-its light/dark switch (agentskit-ask.css), and its drawers' stacking on a phone."""
+SITE_THEMES: Final = {
+    "furo": "furo",
+    "pocoo": "pallets",
+    "flask": "pallets-flask",
+    "click": "pallets-click",
+    "jinja": "pallets-jinja",
+    "werkzeug": "pallets-werkzeug",
+}
+"""`html_theme` -> the `site-theme` the widget's stylesheet knows (agentskit-ask.css):
+Furo's colours, its light/dark switch and its drawers' stacking on a phone; the Pallets
+themes' colours (pocoo and the projects' flavours of it, which differ only in their link
+colour), which are light only, so the box stays light whatever the system says."""
 SETTINGS: Final[dict[str, object]] = {
     **{attribute.option: None for attribute in ATTRIBUTES},
     "placement": "end",
@@ -120,9 +129,10 @@ def _page(
         return str(pathto(target, 1))
 
     element = element_tag(options, relative)
-    if app.config.html_theme in SITE_THEMES:
+    site_theme = SITE_THEMES.get(app.config.html_theme)
+    if site_theme is not None:
         element = element.replace(
-            "<agentskit-ask ", f'<agentskit-ask site-theme="{app.config.html_theme}" ', 1
+            "<agentskit-ask ", f'<agentskit-ask site-theme="{site_theme}" ', 1
         )
     loader = loader_tag(relative(loader_path(options)))
     if inline_before_content(options):
