@@ -58,20 +58,11 @@ from .embed import (
 )
 from .index_step import base_path_of
 from .publish import PublishSettings, publish_site
+from .site_themes import SPHINX_SITE_THEMES
 
 PREFIX: Final = "agentskit_ask_"
-SITE_THEMES: Final = {
-    "furo": "furo",
-    "pocoo": "pallets",
-    "flask": "pallets-flask",
-    "click": "pallets-click",
-    "jinja": "pallets-jinja",
-    "werkzeug": "pallets-werkzeug",
-}
-"""`html_theme` -> the `site-theme` the widget's stylesheet knows (agentskit-ask.css):
-Furo's colours, its light/dark switch and its drawers' stacking on a phone; the Pallets
-themes' colours (pocoo and the projects' flavours of it, which differ only in their link
-colour), which are light only, so the box stays light whatever the system says."""
+SITE_THEMES: Final = SPHINX_SITE_THEMES
+"""`html_theme` -> `site-theme` (site_themes.py)."""
 SETTINGS: Final[dict[str, object]] = {
     **{attribute.option: None for attribute in ATTRIBUTES},
     "placement": "end",
