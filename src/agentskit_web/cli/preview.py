@@ -22,9 +22,9 @@ from ..build.assets import LOADER
 from ..build.files import BuildError
 from ..integrations.assets_source import publish_assets
 from ..integrations.embed import element_tag, embed_options, loader_tag
+from ..integrations.site_themes import site_theme_of_page
 from ..server.ask_app import DEFAULT_PATH
 from ..server.ask_serve import StartupError
-from ..integrations.site_themes import site_theme_of_page
 from ..server.preview import (
     WIDGET_ASSETS_PATH,
     PreviewConfig,
