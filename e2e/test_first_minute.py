@@ -481,6 +481,41 @@ def test_enter_on_a_long_answer_leaves_the_question_in_view(
     assert seen["questionIn"] and seen["answerStartIn"], seen
 
 
+def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    page.set_viewport_size(DESKTOP)
+    page.goto(server.url + theme.long_page)
+    widget = AskWidget(page).open()
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete", widget.answer_error
+    this_page = page.url.split("#")[0].removesuffix("index.html")  # "/" and "/index.html"
+    here = [s for s in widget.sources if s.href.startswith(this_page + "#")]
+    assert here, f"the answer cites a section of this page: {widget.sources}"
+    anchor = here[0].href.split("#", 1)[1]
+    assert page.evaluate("scrollY") == 0
+    page.locator("agentskit-ask .ak-source-link", has_text=here[0].title).first.click()
+    expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_hidden()
+    page.wait_for_function("(id) => location.hash === '#' + id", arg=anchor)
+    section = page.locator(f"[id='{anchor}']")
+    expect(section).to_be_in_viewport()
+    assert page.evaluate("scrollY") > 0, "the page scrolled to the section"
+    # A source on another page is a navigation: the dialog is not closed for it first.
+    assert page.evaluate(
+        """() => {
+          const root = document.querySelector('agentskit-ask').shadowRoot;
+          root.querySelector('.ak-launcher').click();
+          const link = document.createElement('a');
+          link.href = '/elsewhere.html#x';
+          link.addEventListener('click', (event) => event.preventDefault());
+          root.querySelector('.ak-log').append(link);
+          link.click();
+          return root.querySelector('dialog').open;
+        }"""
+    ), "a link to another page left the dialog open until the page changes"
+
+
 def test_screenshots_desktop_light_and_phone_dark(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
