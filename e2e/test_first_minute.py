@@ -516,6 +516,22 @@ def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
     ), "a link to another page left the dialog open until the page changes"
 
 
+def test_on_a_phone_the_open_dialog_fills_the_screen(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    page.set_viewport_size(PHONE)
+    page.goto(server.url + theme.other_page)  # a short page: nothing may show below the box
+    page.locator("agentskit-ask .ak-launcher").click()
+    dialog = page.locator("agentskit-ask dialog.ak-dialog")
+    expect(dialog).to_be_visible()
+    full = {"x": 0, "y": 0, **PHONE}
+    for part in (dialog, page.locator("agentskit-ask dialog .ak-widget")):
+        box = part.bounding_box()
+        assert box is not None
+        assert {k: round(v) for k, v in box.items()} == full, box
+
+
 def test_screenshots_desktop_light_and_phone_dark(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
