@@ -486,7 +486,7 @@ def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
 ) -> None:
     theme, server = served
     page.set_viewport_size(DESKTOP)
-    page.goto(server.url + theme.long_page)
+    page.goto(server.url + "/")  # the long page at the path the index cites: "/" (a scroll)
     widget = AskWidget(page).open()
     widget.ask(QUESTION)
     assert widget.wait_answer() == "complete", widget.answer_error
@@ -495,12 +495,14 @@ def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
     assert here, f"the answer cites a section of this page: {widget.sources}"
     anchor = here[0].href.split("#", 1)[1]
     assert page.evaluate("scrollY") == 0
+    page.evaluate("window.stayed = true")  # gone if the click reloaded the page
     page.locator("agentskit-ask .ak-source-link", has_text=here[0].title).first.click()
     expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_hidden()
     page.wait_for_function("(id) => location.hash === '#' + id", arg=anchor)
     section = page.locator(f"[id='{anchor}']")
     expect(section).to_be_in_viewport()
     assert page.evaluate("scrollY") > 0, "the page scrolled to the section"
+    assert page.evaluate("window.stayed === true"), "the same page, scrolled, not reloaded"
     # A source on another page is a navigation: the dialog is not closed for it first.
     assert page.evaluate(
         """() => {
