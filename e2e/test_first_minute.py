@@ -484,7 +484,7 @@ def test_enter_on_a_long_answer_leaves_the_question_in_view(
 def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
-    theme, server = served
+    server = served[1]
     page.set_viewport_size(DESKTOP)
     page.goto(server.url + "/")  # the long page at the path the index cites: "/" (a scroll)
     widget = AskWidget(page).open()
