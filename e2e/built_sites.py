@@ -177,6 +177,20 @@ plugins:
       endpoint: /api/ask
 """
 """The plugin's defaults (the launcher, boot on intent) but for the backend it asks."""
+MATERIAL_THEME = """theme:
+  name: material
+  font: false
+  palette:
+    - scheme: default
+      toggle:
+        icon: material/brightness-7
+        name: Switch to dark mode
+    - scheme: slate
+      toggle:
+        icon: material/brightness-4
+        name: Switch to light mode
+"""
+"""Material with its own light/dark switch (the box follows it: e2e/test_answer_shape)."""
 MARKDOWN_EXTENSIONS = """
 markdown_extensions:
   - attr_list
@@ -209,7 +223,7 @@ class SiteBuild:
 
     def _mkdocs(self, source: Path, out: Path) -> str:
         _write(source / "docs", MKDOCS_PAGES)
-        theme = "theme:\n  name: material\n  font: false\n" if self.theme == "material" else ""
+        theme = MATERIAL_THEME if self.theme == "material" else ""
         if self.theme == "mkdocs":
             # The built-in theme; its highlight.js languages would come from a CDN.
             theme = "theme:\n  name: mkdocs\n  highlightjs: false\n"

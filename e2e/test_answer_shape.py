@@ -8,7 +8,9 @@ opens with its quoted lead (at most LEAD_MAX_CHARS of text before any other part
 lists the other passages under "More from the docs", closed until the reader opens it
 (by click or keyboard), each line closed over its quote until opened, and every
 source resolves to a file of the build with its anchor an `id` on that page.
-Screenshots: desktop light (closed) and phone dark (opened), in e2e/artifacts.
+Screenshots: desktop light (closed) and phone dark (opened), in e2e/artifacts; dark is
+Material's own switch (the box follows it), and on Click's light-only theme the system's
+dark setting, which the box, like the page, does not follow.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ quotes one sentence, which its line already shows whole (nothing to open)."""
 REMOVED_IMAGES = {"click-sphinx": ["/_static/click-name.svg"]}
 """Images the shared corpus was published without (its README: "Images removed"): the
 page's 404 for them is the corpus's, not the widget's."""
+DARK_SWITCH = {"mkdocs-material": "form[data-md-component='palette'] label:visible"}
+"""The theme's own light/dark switch (clicked once: light to dark). Click's theme (Pallets)
+has none and is light only: there the system turns dark and the box must stay light."""
 NETWORK_SCRIPTS = {"click-sphinx": ["**/_static/describe_version.js*"]}
 """The theme's own scripts that fetch from the network (the Pallets theme asks PyPI for
 the latest version): served empty, as for a reader offline, so the origin guard sees
@@ -116,7 +121,26 @@ def test_the_answer_opens_with_its_lead_and_lists_the_rest(
         quoted.first.locator("> summary").click()
         expect(line_quote).to_be_visible()
     page.set_viewport_size(PHONE)
-    page.emulate_media(color_scheme="dark")
+    switch = DARK_SWITCH.get(name)
+    if switch is None:
+        page.emulate_media(color_scheme="dark")
+    else:  # as a reader would: close the box, flip the theme's switch, open it again
+        page.keyboard.press("Escape")
+        page.locator(switch).first.click()
+        page.wait_for_function(
+            "document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'"
+        )
+        page.locator("agentskit-ask .ak-launcher").click()
+        expect(first_line).to_be_visible()  # the box reopens as the reader left it
+    colours = page.evaluate(
+        """() => {
+          const host = document.querySelector('agentskit-ask');
+          const widget = host.shadowRoot.querySelector('.ak-widget');
+          return [getComputedStyle(widget).backgroundColor,
+                  getComputedStyle(document.body).backgroundColor];
+        }"""
+    )
+    assert colours[0] == colours[1], f"the box is the page's colour (box, page): {colours}"
     body.evaluate("(el) => el.scrollIntoView({block: 'start'})")
     page.screenshot(path=str(ARTIFACTS / f"answer-shape-{name}-phone-dark.png"))
     summary.press("Enter")  # the summary is a keyboard control: Enter closes it again

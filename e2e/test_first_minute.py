@@ -1,14 +1,16 @@
-"""A reader's first minute on real MkDocs Material and Sphinx Furo builds, plugin defaults.
+"""A reader's first minute on real MkDocs Material, Sphinx Furo and Pallets builds, defaults.
 
 Each site is built for real (`mkdocs build`, `sphinx-build`) with the plugin or extension
 and no agentskit option at all, so what is checked is what an owner gets by default:
 
 - the launcher is in the first viewport of a long page, on a desktop and on a 390 x 844
   phone, clear of every fixed or sticky element the theme shows (Material's header and
-  back-to-top button, Furo's header and back-to-top button), and beneath the theme's phone
-  drawer and its overlay when the reader opens it;
+  back-to-top button, Furo's header and back-to-top button, the Pallets theme's sticky
+  version banner), and beneath the theme's phone drawer and its overlay when the reader
+  opens it;
 - the box takes the theme's colours and follows the theme's own light/dark switch (its
-  toggle button, not the system setting);
+  toggle button, not the system setting); on the Pallets theme (Flask's), which is light
+  only, it stays light when the system is dark;
 - a returning reader's next page paints the saved question, without Python, with no
   runtime request before they reach for the box; the launcher says a conversation waits;
   the glance is in the dialog the moment it opens and becomes the full conversation;
@@ -19,6 +21,7 @@ Screenshots (desktop light, phone dark) are written to e2e/artifacts/first-minut
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -108,6 +111,31 @@ extensions = ["agentskit_web.sphinx"]
 html_theme = "furo"
 html_static_path: list[str] = []
 """
+PALLETS_CONF = """
+project = "Lantern handbook"
+version = "9.0"
+extensions = ["pallets_sphinx_themes", "agentskit_web.sphinx"]
+html_theme = "flask"
+html_static_path: list[str] = []
+"""
+"""Flask's theme. Its version banner (sticky, at the top) compares `version` with the
+releases it reads from PyPI, cached in localStorage: the cache is seeded (`page` below) with
+an older release, so the banner says "development version" and nothing leaves the machine."""
+PALLETS_RELEASES = [
+    {
+        "value": "8.0.0",
+        "parts": [0, 8, 0, 0],
+        "isPre": False,
+        "preL": "",
+        "preN": 0,
+        "isPost": False,
+        "postN": 0,
+        "isDev": False,
+        "devN": 0,
+    }
+]
+FLASK_LINK = "rgb(0, 75, 107)"
+"""flask.css's link colour (#004b6b): the box's accent and links on site-theme=pallets-flask."""
 OTHER = "Walking at night is easier with a lantern that charges quickly."
 
 
@@ -121,11 +149,11 @@ class Theme:
     fixed: str
     """Selector of the theme's own fixed or sticky chrome the launcher must stay clear of."""
     reveal_top: str
-    """The theme's back-to-top button (shown after scrolling down, then a little up)."""
-    drawer: str
-    """What opens the theme's navigation drawer on a phone."""
-    dark_toggle: str
-    """The theme's own light/dark switch (clicked once: from light to dark)."""
+    """Chrome the theme shows after scrolling down, then a little up (a back-to-top button)."""
+    drawer: str | None
+    """What opens the theme's navigation drawer on a phone (None: it has none)."""
+    dark_toggle: str | None
+    """The theme's own light/dark switch, clicked once: from light to dark (None: light only)."""
 
 
 THEMES = {
@@ -147,7 +175,19 @@ THEMES = {
         "label.nav-overlay-icon",
         "button.theme-toggle:visible",
     ),
+    # No drawer (its sidebar follows the content on a phone) and no dark mode.
+    "pallets": Theme(
+        "pallets",
+        "/index.html",
+        "/other.html",
+        "p.version-warning",
+        "p.version-warning",
+        None,
+        None,
+    ),
 }
+SWITCHING = ["furo", "material"]
+"""The themes with a light/dark switch and a phone drawer."""
 
 
 def _build(theme: str, root: Path) -> Path:
@@ -167,7 +207,8 @@ def _build(theme: str, root: Path) -> Path:
         (source / "other.rst").write_text(
             f"Night walks\n===========\n\n{OTHER}\n", encoding="utf-8"
         )
-        (source / "conf.py").write_text(textwrap.dedent(SPHINX_CONF), encoding="utf-8")
+        conf = PALLETS_CONF if theme == "pallets" else SPHINX_CONF
+        (source / "conf.py").write_text(textwrap.dedent(conf), encoding="utf-8")
         command = ["-m", "sphinx", "-q", "-b", "html", str(source), str(out)]
     done = subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -187,6 +228,19 @@ def served(
 @pytest.fixture
 def watch(served: tuple[Theme, PreviewServer]) -> Watch:
     return Watch(origin=served[1].url)
+
+
+@pytest.fixture
+def page(page: Page) -> Page:
+    """Every page of the test's context starts with the Pallets theme's release cache."""
+    seed = json.dumps(
+        {"describeVersion-time": "9999999999999", "describeVersion-result": PALLETS_RELEASES}
+    )
+    page.context.add_init_script(
+        f"try {{ for (const [k, v] of Object.entries({seed})) localStorage.setItem(k, "
+        "typeof v === 'string' ? v : JSON.stringify(v)); } catch {}"  # about:blank has none
+    )
+    return page
 
 
 Box = dict[str, float]
@@ -245,7 +299,7 @@ def test_the_launcher_is_in_the_first_viewport_clear_of_the_theme(
         expect(launcher.locator("kbd")).to_have_text("Ctrl K")  # the shortcut, shown
     page.screenshot(path=str(ARTIFACTS / f"first-minute-{theme.name}-{size}-light.png"))
 
-    # Scrolled down, then a little up: the theme shows its back-to-top button.
+    # Scrolled down, then a little up: the theme shows its back-to-top button (or banner).
     page.mouse.wheel(0, 3000)
     page.wait_for_timeout(300)
     page.mouse.wheel(0, -300)
@@ -262,15 +316,21 @@ def test_the_launcher_is_in_the_first_viewport_clear_of_the_theme(
     page.keyboard.press("Escape")
     expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_hidden()
 
-    if size == "phone":  # the theme's drawer, opened, lies over the launcher
-        page.mouse.wheel(0, -10_000)
-        page.locator(theme.drawer).click()
-        page.wait_for_timeout(400)  # the drawer's slide-in transition
-        centre = {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
-        on_top = page.evaluate(
-            "({x, y}) => document.elementFromPoint(x, y)?.localName ?? null", centre
-        )
-        assert on_top != "agentskit-ask", "the launcher covers the theme's open drawer"
+
+@pytest.mark.parametrize("served", SWITCHING, indirect=True)
+def test_the_theme_drawer_opened_on_a_phone_lies_over_the_launcher(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    assert theme.drawer is not None
+    page.set_viewport_size(PHONE)
+    page.goto(server.url + theme.long_page)
+    box = _launcher_box(page)
+    page.locator(theme.drawer).click()
+    page.wait_for_timeout(400)  # the drawer's slide-in transition
+    centre = {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+    on_top = page.evaluate("({x, y}) => document.elementFromPoint(x, y)?.localName ?? null", centre)
+    assert on_top != "agentskit-ask", "the launcher covers the theme's open drawer"
 
 
 def _scheme_colours(page: Page) -> dict[str, str]:
@@ -289,10 +349,12 @@ def _scheme_colours(page: Page) -> dict[str, str]:
     )
 
 
+@pytest.mark.parametrize("served", SWITCHING, indirect=True)
 def test_the_box_takes_the_theme_colours_and_follows_its_dark_switch(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
     theme, server = served
+    assert theme.dark_toggle is not None
     page.emulate_media(color_scheme="light")  # the system stays light: only the theme switches
     page.goto(server.url + theme.other_page)
     page.locator("agentskit-ask .ak-launcher").wait_for()
@@ -302,6 +364,33 @@ def test_the_box_takes_the_theme_colours_and_follows_its_dark_switch(
     page.wait_for_function("document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'")
     dark = _scheme_colours(page)
     assert dark["box"] == dark["page"] != light["page"], (light, dark)
+
+
+@pytest.mark.parametrize("served", ["pallets"], indirect=True)
+def test_on_a_light_only_theme_the_box_takes_its_colours_and_stays_light(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    page.emulate_media(color_scheme="dark")  # the system is dark; the theme has no dark mode
+    page.goto(server.url + theme.other_page)
+    page.locator("agentskit-ask .ak-launcher").wait_for()
+    colours = _scheme_colours(page)
+    assert colours["box"] == colours["page"] == "rgb(255, 255, 255)", colours
+    seen = page.evaluate(
+        """() => {
+          const root = document.querySelector('agentskit-ask').shadowRoot;
+          const launcher = getComputedStyle(root.querySelector('.ak-launcher'));
+          const widget = getComputedStyle(root.querySelector('.ak-widget'));
+          return {scheme: getComputedStyle(document.querySelector('agentskit-ask')).colorScheme,
+                  accent: launcher.backgroundColor, text: widget.color,
+                  font: widget.fontFamily, pageText: getComputedStyle(document.body).color,
+                  pageFont: getComputedStyle(document.body).fontFamily};
+        }"""
+    )
+    # Form controls, scrollbars and the light-dark() colours (errors, focus ring) too.
+    assert seen["scheme"] == "light", seen
+    assert seen["accent"] == FLASK_LINK, seen
+    assert seen["text"] == seen["pageText"] and seen["font"] == seen["pageFont"], seen
 
 
 def _runtime(watch: Watch) -> list[str]:
@@ -392,6 +481,59 @@ def test_enter_on_a_long_answer_leaves_the_question_in_view(
     assert seen["questionIn"] and seen["answerStartIn"], seen
 
 
+def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    server = served[1]
+    page.set_viewport_size(DESKTOP)
+    page.goto(server.url + "/")  # the long page at the path the index cites: "/" (a scroll)
+    widget = AskWidget(page).open()
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete", widget.answer_error
+    this_page = page.url.split("#")[0].removesuffix("index.html")  # "/" and "/index.html"
+    here = [s for s in widget.sources if s.href.startswith(this_page + "#")]
+    assert here, f"the answer cites a section of this page: {widget.sources}"
+    anchor = here[0].href.split("#", 1)[1]
+    assert page.evaluate("scrollY") == 0
+    page.evaluate("window.stayed = true")  # gone if the click reloaded the page
+    page.locator("agentskit-ask .ak-source-link", has_text=here[0].title).first.click()
+    expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_hidden()
+    page.wait_for_function("(id) => location.hash === '#' + id", arg=anchor)
+    section = page.locator(f"[id='{anchor}']")
+    expect(section).to_be_in_viewport()
+    assert page.evaluate("scrollY") > 0, "the page scrolled to the section"
+    assert page.evaluate("window.stayed === true"), "the same page, scrolled, not reloaded"
+    # A source on another page is a navigation: the dialog is not closed for it first.
+    assert page.evaluate(
+        """() => {
+          const root = document.querySelector('agentskit-ask').shadowRoot;
+          root.querySelector('.ak-launcher').click();
+          const link = document.createElement('a');
+          link.href = '/elsewhere.html#x';
+          link.addEventListener('click', (event) => event.preventDefault());
+          root.querySelector('.ak-log').append(link);
+          link.click();
+          return root.querySelector('dialog').open;
+        }"""
+    ), "a link to another page left the dialog open until the page changes"
+
+
+def test_on_a_phone_the_open_dialog_fills_the_screen(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    page.set_viewport_size(PHONE)
+    page.goto(server.url + theme.other_page)  # a short page: nothing may show below the box
+    page.locator("agentskit-ask .ak-launcher").click()
+    dialog = page.locator("agentskit-ask dialog.ak-dialog")
+    expect(dialog).to_be_visible()
+    full = {"x": 0, "y": 0, **PHONE}
+    for part in (dialog, page.locator("agentskit-ask dialog .ak-widget")):
+        box = part.bounding_box()
+        assert box is not None
+        assert {k: round(v) for k, v in box.items()} == full, box
+
+
 def test_screenshots_desktop_light_and_phone_dark(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
@@ -402,7 +544,9 @@ def test_screenshots_desktop_light_and_phone_dark(
         page.emulate_media(color_scheme="light")
         page.goto(server.url + theme.other_page)
         page.locator("agentskit-ask .ak-launcher").wait_for()
-        if scheme == "dark":
+        if scheme == "dark" and theme.dark_toggle is None:  # light only: the system is dark
+            page.emulate_media(color_scheme="dark")
+        elif scheme == "dark":
             page.locator(theme.dark_toggle).first.click()
             page.wait_for_function(
                 "document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'"

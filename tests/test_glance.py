@@ -51,7 +51,18 @@ def test_questions_and_answers_become_one_line_of_plain_text() -> None:
 def test_quotes_lists_and_emphasis_lose_their_marks_but_snake_case_stays() -> None:
     markdown = "> Plug it in. [1]\n\n- *Lantern* › _Charge_\n2. the default_mode setting"
     [turn] = turns(conversation_glance([question("Q"), answer(markdown)]))
-    assert turn["a"] == "Plug it in. [1] Lantern › Charge the default_mode setting"
+    assert turn["a"] == "Plug it in. Lantern › Charge the default_mode setting"
+
+
+def test_an_answer_shows_its_opening_without_citation_markers() -> None:
+    markdown = (
+        "> Plug it in [1]. It glows [2][3].\n\n**More from the docs**\n- *Storage* [4]: Keep it."
+        "\n\nSee [1](/a/) and items[1]."
+    )
+    [turn] = turns(conversation_glance([question("what is x[1]?"), answer(markdown)]))
+    assert turn == {"q": "what is x[1]?", "a": "Plug it in. It glows."}
+    [turn] = turns(conversation_glance([question("Q"), answer("See [1](/a/) and items[1].")]))
+    assert turn["a"] == "See 1 and items."
 
 
 def test_a_notice_answer_and_an_unanswered_question_are_kept_as_they_are() -> None:

@@ -140,6 +140,41 @@ def test_sphinx_writes_the_embed_relative_to_each_page_and_copies_prebuilt_asset
     assert is_assets_folder(site / "static" / "ask")
 
 
+@pytest.mark.parametrize(
+    ("html_theme", "site_theme"),
+    [("flask", "pallets-flask"), ("click", "pallets-click"), ("pocoo", "pallets")],
+)
+def test_sphinx_names_a_pallets_theme_for_the_stylesheet(
+    tmp_path: Path, prebuilt: Path, html_theme: str, site_theme: str
+) -> None:
+    """The Pallets themes' colours (light only) are in agentskit-ask.css under these names."""
+    done = _sphinx(
+        tmp_path,
+        f"agentskit_ask_assets_from={prebuilt}",
+        "extensions=myst_parser,agentskit_web.sphinx,pallets_sphinx_themes",
+        f"html_theme={html_theme}",
+    )
+    assert done.returncode == 0, done.stderr
+    attributes = _embed(tmp_path / "site" / "index.html")[1]
+    assert attributes["site-theme"] == site_theme
+
+
+def test_sphinx_names_no_site_theme_for_a_theme_the_stylesheet_does_not_know(
+    tmp_path: Path, prebuilt: Path
+) -> None:
+    done = _sphinx(tmp_path, f"agentskit_ask_assets_from={prebuilt}", "html_theme=alabaster")
+    assert done.returncode == 0, done.stderr
+    assert "site-theme" not in _embed(tmp_path / "site" / "index.html")[1]
+
+
+def test_every_site_theme_the_plugins_write_has_a_rule_in_the_stylesheet() -> None:
+    from agentskit_web.integrations import mkdocs, sphinx_ext
+
+    css = (ROOT / "web" / "agentskit-ask.css").read_text(encoding="utf-8")
+    written = set(mkdocs.SITE_THEMES) | set(sphinx_ext.SITE_THEMES.values())
+    assert {name for name in written if f'[site-theme="{name}"]' not in css} == set()
+
+
 def test_a_bad_sphinx_setting_stops_the_build_and_names_it(tmp_path: Path) -> None:
     done = _sphinx(tmp_path, "agentskit_ask_layout=sidebar")
     assert done.returncode != 0

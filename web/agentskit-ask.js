@@ -613,6 +613,21 @@ function glanceLog(turns, strings) {
 }
 // ---------------------------------------------------------------- end of the glance
 
+/** A left click without a modifier key: the link opens here, not in a new tab or window. */
+function plainClick(event) {
+  return event.button === 0 && !(event.metaKey || event.ctrlKey || event.shiftKey || event.altKey);
+}
+
+/** Whether the link goes to a section of this very page (same origin, path and query; an
+ * anchor) in this tab. A folder's path and its index.html are one page (the index cites
+ * `/`, a reader may be on `/index.html`). */
+function samePageAnchor(link) {
+  if (!link.href || (link.target && link.target !== "_self")) return false;
+  const to = new URL(link.href, location.href);
+  const page = (url) => url.origin + url.pathname.replace(/\/index\.html$/, "/") + url.search;
+  return Boolean(to.hash) && page(to) === page(location);
+}
+
 // ---------------------------------------------------------------- the page's theme
 // On a documentation theme with its own light/dark switch the box follows the switch,
 // not only prefers-color-scheme: MkDocs Material writes data-md-color-scheme on <body>
@@ -799,6 +814,14 @@ class AskElement extends HTMLElement {
         event.preventDefault();
         event.stopPropagation();
         this.close();
+      });
+      // A link to the page the reader is on (same path, only the anchor differs: a source
+      // on this page) closes the dialog first, so the reader sees the section the browser
+      // then scrolls to instead of the box still covering it.
+      dialog.addEventListener("click", (event) => {
+        if (event.defaultPrevented || !plainClick(event)) return;
+        const link = event.composedPath().find((node) => node instanceof HTMLAnchorElement);
+        if (link && samePageAnchor(link)) this.close();
       });
       dialog.append(box);
       box.append(shell);

@@ -178,6 +178,7 @@ def answer_events(answer: str, passages: Sequence[Passage], tool_id: str) -> lis
     words are painted before the rest is rendered, as they are when the backend
     streams; the rest in one delta spares the page a render per word group (the
     backend's deltas only pace a network stream). Joined, the deltas are the answer."""
+    from ..answering.citation import cited_sources
     from ..answering.extractive import split_deltas
     from ..protocol.limits import ASK_TEXT_DELTA_MAX_CHARS
 
@@ -190,12 +191,7 @@ def answer_events(answer: str, passages: Sequence[Passage], tool_id: str) -> lis
         if text
         for piece in split_text(text, ASK_TEXT_DELTA_MAX_CHARS)
     ]
-    sources: list[dict[str, str]] = []
-    for number, passage in enumerate(passages, start=1):
-        source = {"id": f"source-{number}", "title": passage.title, "path": passage.path}
-        if passage.anchor:
-            source["anchor"] = passage.anchor
-        sources.append(source)
+    sources = cited_sources(passages)
     events.append({"type": "tool", "id": tool_id, "name": "cite", "args": {"sources": sources}})
     events.append({"type": "done"})
     return events

@@ -24,22 +24,36 @@ from ..build.assets import LOADER
 from ..build.files import BuildError
 from ..integrations.assets_source import publish_assets
 from ..integrations.embed import element_tag, embed_options, loader_tag
+from ..integrations.site_themes import site_theme_of_page
 from ..server.ask_app import DEFAULT_PATH
 from ..server.ask_serve import StartupError
-from ..server.preview import WIDGET_ASSETS_PATH, PreviewConfig, has_widget, serve_preview
+from ..server.preview import (
+    WIDGET_ASSETS_PATH,
+    PreviewConfig,
+    has_widget,
+    home_page_head,
+    serve_preview,
+)
 from ..server.static import SITE_PORT
 
 PREVIEW_LAYOUT = "launcher"
 """The added widget floats over any theme instead of guessing where a page's content ends."""
 
 
-def widget_snippet() -> str:
+def widget_snippet(site_theme: str | None = None) -> str:
     """The script tag and the element the preview adds to a page without the widget.
 
     Its `endpoint` is the preview's own Ask backend: a plain folder has no split index
-    for answers in the page, and the preview is where an owner tries the backend."""
+    for answers in the page, and the preview is where an owner tries the backend. A
+    `site_theme` (read off the site's home page) is written as the plugins write it, so
+    the box takes the theme's colours as it will once the site is built with them."""
     options = embed_options({"layout": PREVIEW_LAYOUT, "endpoint": DEFAULT_PATH})
-    return loader_tag(WIDGET_ASSETS_PATH + LOADER) + "\n" + element_tag(options, lambda path: path)
+    element = element_tag(options, lambda path: path)
+    if site_theme is not None:
+        element = element.replace(
+            "<agentskit-ask ", f'<agentskit-ask site-theme="{site_theme}" ', 1
+        )
+    return loader_tag(WIDGET_ASSETS_PATH + LOADER) + "\n" + element
 
 
 @contextmanager
@@ -61,7 +75,7 @@ def preview_config(
     with tempfile.TemporaryDirectory(prefix="agentskit-preview-") as folder:
         publish_assets(Path(folder), None, lambda message: None)
         config.widget_assets = Path(folder)
-        config.inject = widget_snippet()
+        config.inject = widget_snippet(site_theme_of_page(home_page_head(site_dir)))
         yield config
 
 

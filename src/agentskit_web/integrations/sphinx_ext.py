@@ -59,11 +59,11 @@ from .embed import (
 )
 from .index_step import base_path_of
 from .publish import PublishSettings, publish_site
+from .site_themes import SPHINX_SITE_THEMES
 
 PREFIX: Final = "agentskit_ask_"
-SITE_THEMES: Final = frozenset({"furo"})
-"""Themes the widget's stylesheet knows (`site-theme` on the element): Furo's colours and
-its light/dark switch (agentskit-ask.css), and its drawers' stacking on a phone."""
+SITE_THEMES: Final = SPHINX_SITE_THEMES
+"""`html_theme` -> `site-theme` (site_themes.py)."""
 SETTINGS: Final[dict[str, object]] = {
     **{attribute.option: None for attribute in ATTRIBUTES},
     "placement": "end",
@@ -127,9 +127,10 @@ def _page(
         return str(pathto(target, 1))
 
     element = element_tag(options, relative)
-    if app.config.html_theme in SITE_THEMES:
+    site_theme = SITE_THEMES.get(app.config.html_theme)
+    if site_theme is not None:
         element = element.replace(
-            "<agentskit-ask ", f'<agentskit-ask site-theme="{app.config.html_theme}" ', 1
+            "<agentskit-ask ", f'<agentskit-ask site-theme="{site_theme}" ', 1
         )
     loader = loader_tag(relative(loader_path(options)))
     if inline_before_content(options):

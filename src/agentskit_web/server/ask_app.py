@@ -51,6 +51,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from ..answering.chunk import Found, Passage
+from ..answering.citation import cited_sources
 from ..answering.decline import CLOSEST_MESSAGE, NOT_FOUND_MESSAGE
 from ..answering.outcome import section_label, verdict_of
 from ..docs_text import page_path_for
@@ -893,17 +894,11 @@ class AskEndpoint:
 
     @staticmethod
     def _cite_event(passages: Sequence[Passage], request_id: str) -> dict[str, Any]:
-        sources: list[dict[str, str]] = []
-        for number, passage in enumerate(passages, start=1):
-            source = {"id": f"source-{number}", "title": passage.title, "path": passage.path}
-            if passage.anchor:
-                source["anchor"] = passage.anchor
-            sources.append(source)
         return {
             "type": "tool",
             "id": answer_id_of(request_id),
             "name": "cite",
-            "args": {"sources": sources},
+            "args": {"sources": cited_sources(passages)},
         }
 
 

@@ -263,19 +263,24 @@ class PageRewritingSiteFiles(SiteFiles):
         return Response(body, status_code=status_code, headers=headers, media_type=kind)
 
 
-def has_widget(site_dir: Path) -> bool:
-    """Whether the site embeds the widget (the plugins put it on every page).
+def home_page_head(site_dir: Path) -> bytes:
+    """The first WIDGET_SNIFF_BYTES of the site's home page (b"" without one).
 
-    The home page tells; a site without one (Sphinx with another `root_doc`)
+    The home page is `index.html`; a site without one (Sphinx with another `root_doc`)
     is judged by its first HTML page in name order.
     """
     home = site_dir / "index.html"
     if not home.is_file():
         home = next(iter(sorted(site_dir.glob("*.html"))), home)
     if not home.is_file():
-        return False
+        return b""
     with home.open("rb") as file:
-        return WIDGET_TAG in file.read(WIDGET_SNIFF_BYTES)
+        return file.read(WIDGET_SNIFF_BYTES)
+
+
+def has_widget(site_dir: Path) -> bool:
+    """Whether the site embeds the widget (the plugins put it on every page)."""
+    return WIDGET_TAG in home_page_head(site_dir)
 
 
 class PreviewServer(AppServer):

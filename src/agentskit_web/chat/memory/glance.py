@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
+from ...answering.answer_shape import MORE_FROM_THE_DOCS
 from ...protocol.text_metrics import js_length, js_slice
 from ..message import ChatMessage, message_parts
 
@@ -42,6 +43,11 @@ _LINK: Final = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS: Final = re.compile(r"\*\*|__|`+|(?<![\w*])[*_](?=\S)|(?<=\S)[*_](?![\w*])")
 """Strong, code and emphasis marks (a `*` or `_` inside a word, as in snake_case, stays)."""
 _CONTROL_OR_SPACE: Final = re.compile(r"[\s\x00-\x1f\x7f-\x9f]+")
+_CITATION: Final = re.compile(r"(?:[ \t]*\[\d{1,3}\])+(?!\()")
+"""An answer's source markers (`[1]`, `[2][3]`): the glance shows no sources to point at. A link
+(`[1](...)`) is read by _LINK first; a question keeps its brackets (`x[1]`)."""
+_MORE: Final = re.compile(r"^\*\*" + re.escape(MORE_FROM_THE_DOCS) + r"\*\*$", re.MULTILINE)
+"""The label the other passages follow: the answer's opening ends there."""
 
 
 def glance_key(storage_key: str) -> str:
@@ -69,7 +75,9 @@ def _answer_text(message: ChatMessage) -> str:
     if message.notice is not None:
         return message.notice
     texts = [str(part["text"]) for part in message_parts(message) if part["kind"] == "text"]
-    return " ".join(texts)
+    text = " ".join(texts)
+    text = text[: more.start()] if (more := _MORE.search(text)) else text
+    return _CITATION.sub("", _LINK.sub(r"\1", text))
 
 
 def conversation_glance(messages: Sequence[ChatMessage]) -> str | None:
