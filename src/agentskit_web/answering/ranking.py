@@ -35,7 +35,7 @@ from .decline import (
 )
 from .distinct import distinct_passages, word_set
 from .inverted_index import FIELD_COUNT, Hits, InvertedIndex, Phrase
-from .page_roles import asks_for_role, page_role
+from .page_roles import asks_for_role
 from .query_terms import (
     ALL_AIDS,
     Alternative,
@@ -433,10 +433,9 @@ def _reference_factor(question: str, chunk: Chunk) -> float:
 
 
 def _role_factor(question: str, chunk: Chunk) -> float:
-    """META_WEIGHT for a section about the project rather than its use (`page_roles`)
-    that the question does not ask for, else 1."""
-    role = page_role(chunk.path, chunk.page_title, chunk.heading)
-    if role is not None and not asks_for_role(question, role):
+    """META_WEIGHT for a section about the project rather than its use (`Chunk.role`,
+    marked by the reader: `page_roles`) that the question does not ask for, else 1."""
+    if chunk.role is not None and not asks_for_role(question, chunk.role):
         return META_WEIGHT
     return 1.0
 
