@@ -334,13 +334,14 @@ def test_a_compound_the_docs_never_use_is_declined_though_its_parts_appear(
 
 
 SCATTERED_DOCS = {
-    "guide.md": (
-        "# Guide\n\n## Install\n\nInstall the package with pip.\n\n"
-        "## Themes\n\nThe dark theme follows the page.\n\n"
-        "## Proxies\n\nA proxy in front forwards the address.\n\n"
-        + "".join(f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(6))
-    )
+    "setup.md": "# Setup\n\n## Install\n\nInstall the package with pip.\n",
+    "looks.md": "# Looks\n\n## Themes\n\nThe dark theme follows the page.\n",
+    "network.md": "# Network\n\n## Proxies\n\nA proxy in front forwards the address.\n",
+    "guide.md": "# Guide\n\n"
+    + "".join(f"## Topic {n}\n\nUnrelated text number {n} about colours.\n\n" for n in range(6)),
 }
+"""Each word of SCATTERED_ONE_PART in a section of its own page: no page holds two of
+them, so the page-coverage rule (decline.PAGE_COVERAGE) has nothing to add."""
 SCATTERED_ONE_PART = "pip theme proxy"
 SCATTERED_THREE_PARTS = "How do I use pip, and which theme, and what about a proxy?"
 

@@ -46,7 +46,8 @@ def test_size_bound_at_the_limit_and_past_it(monkeypatch):
     [
         (b"{not json", "SITE_INDEX_NOT_JSON"),
         (b"[]", "SITE_INDEX_UNSUPPORTED"),
-        (json.dumps({"format": "agentskit.site-index", "version": 2}), "SITE_INDEX_UNSUPPORTED"),
+        (json.dumps({"format": "agentskit.site-index", "version": 3}), "SITE_INDEX_UNSUPPORTED"),
+        (json.dumps({"format": "agentskit.site-index", "version": 2}), "SITE_INDEX_INVALID"),
         (json.dumps({"format": "other", "version": 1}), "SITE_INDEX_UNSUPPORTED"),
         (json.dumps({"format": "agentskit.site-index", "version": 1}), "SITE_INDEX_INVALID"),
     ],

@@ -190,7 +190,7 @@ def test_bad_sources_stop_start_up_with_one_line(tmp_path: Path) -> None:
         build_app(AskServeConfig(site_dir=empty))
     bad = tmp_path / "agentskit-index.0123456789abcdef.json"
     bad.write_text('{"format": "something else"}', encoding="utf-8")
-    with pytest.raises(SiteSourceError, match=r"not an agentskit\.site-index version 1"):
+    with pytest.raises(SiteSourceError, match=r"not an agentskit\.site-index version 1 or 2"):
         read_index_file(bad)
     with pytest.raises(StartupError, match="not valid JSON"):
         bad.write_text("{", encoding="utf-8")

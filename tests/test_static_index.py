@@ -346,7 +346,8 @@ def test_the_part_size_bound(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -
 
 def test_a_bad_manifest_is_a_typed_error(our_docs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     _, files, _ = our_docs
-    for bad in (b"", b"[]", b"{", files.manifest.replace(b'"version":2', b'"version":1')):
+    assert b'"version":3' in files.manifest
+    for bad in (b"", b"[]", b"{", files.manifest.replace(b'"version":3', b'"version":1')):
         assert parse_static_manifest(bad).diagnostic == MANIFEST_INVALID
         with pytest.raises(StaticIndexError) as error:
             StaticSearch(bad)
@@ -534,7 +535,19 @@ def test_the_change_log_mark_travels_in_the_text_parts_and_only_where_set(
 
 @pytest.mark.parametrize(
     ("extra", "refused"),
-    [([True], False), ([1], True), ([False], True), (["y"], True), ([True, True], True)],
+    [
+        ([True], False),
+        ([1], True),
+        ([False], True),
+        (["y"], True),
+        ([True, True], True),
+        ([False, "sponsors"], False),
+        ([True, "licence"], False),
+        ([0, "licence"], True),
+        ([False, "guide"], True),
+        ([False, None], True),
+        ([False, "licence", True], True),
+    ],
 )
 def test_the_change_log_mark_is_a_seventh_field_true_and_nothing_else(
     our_docs: tuple, extra: list[object], refused: bool
@@ -546,7 +559,8 @@ def test_the_change_log_mark_is_a_seventh_field_true_and_nothing_else(
     search, name, part = _with_part(files, "texts", body)
     assert search.add_part(name, part) == (PART_INVALID if refused else None)
     if not refused:
-        assert search._index.chunk(0).history
+        assert search._index.chunk(0).history is extra[0]
+        assert search._index.chunk(0).role == (extra[1] if len(extra) > 1 else None)
 
 
 def test_a_text_part_must_hold_the_rows_the_manifest_gives_it(our_docs: tuple) -> None:

@@ -16,12 +16,18 @@ citation needs, as the reader will see it:
 - `history`: whether the section is part of a change log (its own heading or a
   heading above it is a version number, `changelog.is_version_heading`). Only the
   reader sees the headings above a section, so it sets the mark; the ranking
-  weighs such sections down (`ranking.CHANGELOG_WEIGHT`).
+  weighs such sections down (`ranking.CHANGELOG_WEIGHT`);
+- `role`: None for the documentation proper, else what the section is about the
+  project rather than its use (`page_roles.ROLES`: contributing, sponsors, code of
+  conduct, licence, third-party listing). The reader sets it from the page's path
+  and title and the headings above the section; the ranking weighs such sections
+  down unless the question asks for them (`ranking.META_WEIGHT`).
 """
 
 from dataclasses import dataclass
 
 from ..protocol.limits import SOURCE_TITLE_MAX_CHARS
+from .page_roles import Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,7 @@ class Chunk:
     text: str
     code: str = ""
     history: bool = False
+    role: Role | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,10 @@
 The tests below run over the best passages (one per part of the question):
 
 - coverage: the share of the question's words, weighted by how rare each is
-  in the docs (IDF), that those passages hold must reach NOT_FOUND_COVERAGE;
+  in the docs (IDF), that those passages hold must reach NOT_FOUND_COVERAGE, or
+  that they and their page-mates among the best rows hold must reach
+  PAGE_COVERAGE (a page answers where one of its sections names the thing and
+  the next shows how);
 - in passing: a question of PASSING_MIN_TERMS words or more whose best
   passages hold only one of them, and that one only in their text (not in a
   heading or page title), is about something else;
@@ -87,6 +90,25 @@ answerable Starlette question whose closest sections all miss), then 0.161 and 0
 (two unanswerable ones); 0.18 lies in that gap. The eval prints how many answerable
 questions get a near miss holding a right section and how many unanswerable ones get a
 near miss at all (`python -m agentskit_web.bench answers`)."""
+
+PAGE_COVERAGE: Final = 0.66
+"""A question whose best passages fall short of NOT_FOUND_COVERAGE is still answered when
+they and their page-mates among the best PAGE_MATE_ROWS rows (sections of the same
+pages) hold at least this share of it, IDF-weighted as NOT_FOUND_COVERAGE. Docs split
+a topic over a page's sections ("StaticFiles" in one, the folder it serves in the next),
+and a reader clicks the page and scrolls: the page answers the question though no one
+section holds enough of it. The share is higher than NOT_FOUND_COVERAGE since several
+sections together hold more words by chance than one.
+
+Where plain BM25 found a right page and the shipped search did not, on the tuning halves,
+16 of 19 were questions the decline refused (`experiments/page_coverage/causes.py`).
+Chosen on the tuning halves of the four evals together, never on the held-out halves
+(`experiments/page_coverage/sweep.py`; docs/design/answer-eval.md, "Round eight"): see
+that section for the figures of each value."""
+
+PAGE_MATE_ROWS: Final = 12
+"""How deep among the best-scoring rows page-mates are looked for: the rows the ranking
+reweighs at least (`ranking.CANDIDATES_MIN_ROWS`)."""
 
 COVERAGE_PASSAGES_PER_PART: Final = 1
 """Coverage counts a word found in any of the best (this many x the question's parts,
@@ -291,9 +313,12 @@ def verdict(
     hits_of: Callable[[Phrase], Hits],
     size: int,
     names: frozenset[str] = frozenset(),
+    page_mates: Callable[[], Sequence[int]] | None = None,
 ) -> Verdict:
     """The decline test over the best rows `top` (see the module doc); `names` are the
-    question's `named_words`."""
+    question's `named_words`; `page_mates` gives the rows among the best PAGE_MATE_ROWS
+    that share a page with a row of `top`, read only when `top` alone falls short
+    (it costs the static index the text of those rows)."""
     if unknown_name(terms, names, hits_of):
         return "declined"
     weights = term_weights(terms, top, hits_of, size)
@@ -302,6 +327,11 @@ def verdict(
     share = coverage(weights, set(top))
     if share >= NOT_FOUND_COVERAGE:
         return "answered"
+    mates = page_mates() if page_mates is not None else ()
+    if mates:
+        page = [*top, *mates]
+        if coverage(term_weights(terms, page, hits_of, size), set(page)) >= PAGE_COVERAGE:
+            return "answered"
     if share >= CLOSEST_MIN_COVERAGE and titled(terms, weights, top, hits_of):
         return "closest"
     return "declined"

@@ -13,7 +13,9 @@ field weights over the expanded question (`query_terms`), then our own rules:
   below the best (RELATIVE_SCORE_FLOOR);
 - a question of two parts is searched part by part too (`question_split`);
 - a question its best passages hold too little of is declined (`decline`), or,
-  for a near miss, its closest passages come back marked as not answering it.
+  for a near miss, its closest passages come back marked as not answering it;
+  the best passage's page-mates among the best rows count then
+  (`decline.PAGE_COVERAGE`), so their text is read for such a question too.
 """
 
 import math
@@ -24,6 +26,7 @@ from .changelog import asks_about_versions
 from .chunk import Chunk, Found, Passage
 from .decline import (
     COVERAGE_PASSAGES_PER_PART,
+    PAGE_MATE_ROWS,
     Verdict,
     coverage_terms,
     name_phrases,
@@ -32,7 +35,7 @@ from .decline import (
 )
 from .distinct import distinct_passages, word_set
 from .inverted_index import FIELD_COUNT, Hits, InvertedIndex, Phrase
-from .page_roles import asks_for_role, page_role
+from .page_roles import asks_for_role
 from .query_terms import (
     ALL_AIDS,
     Alternative,
@@ -316,7 +319,9 @@ class SearchIndex:
         top = rows[: coverage_depth or 0]  # BM25's own best
         judged: Verdict = "answered"
         if rows and coverage_depth is not None:
-            judged = verdict(terms, top, self.hits, self.size, names)
+            judged = verdict(
+                terms, top, self.hits, self.size, names, lambda: self._page_mates(rows, top)
+            )
         if not rows or judged == "declined":
             return [], "declined"
         asked = terms_of(question) | {
@@ -341,6 +346,16 @@ class SearchIndex:
             for row, chunk, old in zip(rows, chunks, history, strict=True)
         ]
         return sorted(weighed, key=lambda p: -p.score), judged
+
+    def _page_mates(self, rows: Sequence[int], top: Sequence[int]) -> list[int]:
+        """The rows among the best PAGE_MATE_ROWS of `rows` (best first) on the page of a
+        row of `top`, `top` itself left out (`decline.PAGE_COVERAGE`)."""
+        pages = {self.index.chunk(row).path for row in top}
+        return [
+            row
+            for row in rows[:PAGE_MATE_ROWS]
+            if row not in top and self.index.chunk(row).path in pages
+        ]
 
     def _scores(
         self,
@@ -418,10 +433,9 @@ def _reference_factor(question: str, chunk: Chunk) -> float:
 
 
 def _role_factor(question: str, chunk: Chunk) -> float:
-    """META_WEIGHT for a section about the project rather than its use (`page_roles`)
-    that the question does not ask for, else 1."""
-    role = page_role(chunk.path, chunk.page_title, chunk.heading)
-    if role is not None and not asks_for_role(question, role):
+    """META_WEIGHT for a section about the project rather than its use (`Chunk.role`,
+    marked by the reader: `page_roles`) that the question does not ask for, else 1."""
+    if chunk.role is not None and not asks_for_role(question, chunk.role):
         return META_WEIGHT
     return 1.0
 

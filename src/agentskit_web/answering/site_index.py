@@ -6,6 +6,12 @@ built; `serve-ask --index FILE` reads it, and the static in-page answers are
 made from the same chunks. It is the contract between indexing and search,
 so its shape is closed (an unknown field is an error) and versioned.
 
+Version 2 added a chunk's `role` (`Chunk.role`, marked by the reader). A
+version 1 file, written before, is still read: its chunks get the role the
+ranking computed from their titles when it was written (`page_roles.page_role`),
+so a server reading an old index ranks as it did; a reader of version 1 only
+refuses a version 2 file as another version, not as a broken one.
+
 Reading one never raises: `parse_site_index` returns a `DecodeResult` whose
 diagnostic says what is wrong without quoting the file (it may be large or
 hostile), like every decoder of the protocol layer.
@@ -14,17 +20,21 @@ hostile), like every decoder of the protocol layer.
 import hashlib
 import json
 import re
+from dataclasses import replace
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from ..protocol.diagnostics import DecodeResult, Diagnostic
 from ..protocol.wire_json import JSON_INVALID, parse_json
 from ..protocol.wire_model import StrictWireModel
 from .chunk import Chunk
+from .page_roles import Role, page_role
 
 SITE_INDEX_FORMAT: Final = "agentskit.site-index"
-SITE_INDEX_VERSION: Final = 1
+SITE_INDEX_VERSION: Final = 2
+SITE_INDEX_READ_VERSIONS: Final = (1, SITE_INDEX_VERSION)
+"""The versions read: version 1 has no `role` (it is derived when read, see the module doc)."""
 SITE_INDEX_MAX_BYTES: Final = 64 * 1024 * 1024
 """Largest index file read: about fifty times a 2,000-page site's visible text."""
 SITE_INDEX_MAX_CHUNKS: Final = 200_000
@@ -57,7 +67,7 @@ INDEX_TOO_LARGE: Final = Diagnostic(
 INDEX_NOT_JSON: Final = Diagnostic("SITE_INDEX_NOT_JSON", "The site index is not valid JSON.")
 INDEX_WRONG_FORMAT: Final = Diagnostic(
     "SITE_INDEX_UNSUPPORTED",
-    f"The file is not an {SITE_INDEX_FORMAT} version {SITE_INDEX_VERSION} document.",
+    f"The file is not an {SITE_INDEX_FORMAT} version 1 or {SITE_INDEX_VERSION} document.",
 )
 INDEX_INVALID: Final = Diagnostic(
     "SITE_INDEX_INVALID", "The site index does not match its schema (rebuild it)."
@@ -76,6 +86,8 @@ class IndexedChunk(StrictWireModel):
     history: bool = False
     """`Chunk.history`; written only when true, so an index with no change log is the
     same file as before the mark existed."""
+    role: Role | None = None
+    """`Chunk.role` (one of `page_roles.ROLES`); written only when set."""
 
     def to_chunk(self) -> Chunk:
         return Chunk(
@@ -86,6 +98,7 @@ class IndexedChunk(StrictWireModel):
             self.text,
             self.code,
             self.history,
+            self.role,
         )
 
     @classmethod
@@ -100,6 +113,8 @@ class IndexedChunk(StrictWireModel):
         }
         if chunk.history:
             fields["history"] = True
+        if chunk.role is not None:
+            fields["role"] = chunk.role
         return cls.model_validate(fields)
 
 
@@ -113,7 +128,7 @@ class SiteIndex(StrictWireModel):
     """
 
     format: Literal["agentskit.site-index"]
-    version: Literal[1]
+    version: Literal[1, 2]
     site_name: str = Field(alias="siteName")
     base_path: str = Field(alias="basePath")
     generator: str
@@ -137,7 +152,19 @@ class SiteIndex(StrictWireModel):
         )
 
     def chunk_list(self) -> list[Chunk]:
-        return [chunk.to_chunk() for chunk in self.chunks]
+        """The chunks; those of a version 1 file with the roles `page_role` derives (the
+        ranking's view when it was written: see the module doc)."""
+        chunks = [chunk.to_chunk() for chunk in self.chunks]
+        if self.version == 1:
+            return [replace(c, role=page_role(c.path, c.page_title, c.heading)) for c in chunks]
+        return chunks
+
+    @model_validator(mode="after")
+    def _no_roles_in_version_1(self) -> "SiteIndex":
+        """A role written in a file makes it version 2 at least."""
+        if self.version == 1 and any(chunk.role is not None for chunk in self.chunks):
+            raise ValueError("a version 1 site index has no chunk roles")
+        return self
 
     def to_bytes(self) -> bytes:
         """Canonical UTF-8 JSON: the same chunks always give the same bytes (and name)."""
@@ -164,7 +191,7 @@ def parse_site_index(data: str | bytes | bytearray | Any) -> DecodeResult:
         if (
             type(data) is not dict
             or data.get("format") != SITE_INDEX_FORMAT
-            or data.get("version") != SITE_INDEX_VERSION
+            or data.get("version") not in SITE_INDEX_READ_VERSIONS
         ):
             return DecodeResult.failure(INDEX_WRONG_FORMAT)
         return DecodeResult.success(SiteIndex.model_validate(data))

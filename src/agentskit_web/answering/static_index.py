@@ -19,9 +19,14 @@ A question should fetch only what it needs, so the index is split:
   read (reader's words with chunk counts), split by sorted word range too;
 - one *lengths* part: every row's token count (BM25 needs it for any row a
   question's words match);
-- *text* parts: the chunks (titles, text, code, and a seventh field `true` for a
-  change-log section, `Chunk.history`) of a range of rows, fetched after ranking
-  for the passages the search keeps and quotes (and weighs: the mark is read there).
+- *text* parts: the chunks (titles, text, code, a seventh field `true` for a
+  change-log section, `Chunk.history`, and an eighth, the section's role,
+  `Chunk.role`, when it has one) of a range of rows, fetched after ranking for
+  the passages the search keeps and quotes (and weighs: the marks are read there).
+
+Version 3 added the role. A version 2 manifest (and its parts) is still read: its
+chunks get the role the ranking derived from their titles when it was written
+(`page_roles.page_role`), so a page with an older index answers as it did.
 
 The manifest's name holds the SHA-256 of its bytes. Each kind's parts are the
 leaves of a hash tree (SHA-256, truncated like the names) whose root the
@@ -60,18 +65,21 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ..protocol.diagnostics import DecodeResult, Diagnostic
 from ..protocol.wire_json import nesting_depth_exceeds, parse_json
 from .chunk import Chunk, Found, Passage
 from .inverted_index import FIELD_COUNT, Count, Entry, InvertedIndex
+from .page_roles import ROLES, Role, page_role
 from .query_terms import LAST_CHAR, Vocabulary, normalise_synonyms
 from .ranking import SearchIndex
 from .site_index import SiteIndex, is_site_path
 
 STATIC_INDEX_FORMAT: Final = "agentskit.static-index"
-STATIC_INDEX_VERSION: Final = 2
+STATIC_INDEX_VERSION: Final = 3
+STATIC_INDEX_READ_VERSIONS: Final = (2, STATIC_INDEX_VERSION)
+"""The versions read: version 2 has no roles (they are derived when read: module doc)."""
 STATIC_FILE_PREFIX: Final = "agentskit-static."
 STATIC_HASH_CHARS: Final = 16
 """Hex digits of the content hash in every name (64 bits: no collision between builds)."""
@@ -95,7 +103,7 @@ STATIC_MAX_PARTS: Final = 100_000
 
 MANIFEST_INVALID: Final = Diagnostic(
     "STATIC_INDEX_INVALID",
-    f"The static index manifest is not an {STATIC_INDEX_FORMAT} version "
+    f"The static index manifest is not an {STATIC_INDEX_FORMAT} version 2 or "
     f"{STATIC_INDEX_VERSION} document (rebuild the site).",
 )
 PART_UNKNOWN: Final = Diagnostic(
@@ -338,10 +346,10 @@ def split_index(
         word_firsts.append("" if start == 0 else words[start])
         add(KIND_WORDS, {"words": words[start:end], "counts": counts[start:end]})
 
-    # The change-log mark is a seventh field, only when set: unmarked rows keep their bytes.
+    # The change-log mark is a seventh field and the role an eighth, only when set (a role
+    # without the mark writes `false` before it): unmarked rows keep their bytes.
     rows: list[list[str | bool | None]] = [
-        [c.path, c.anchor, c.page_title, c.heading, c.text, c.code, *([True] if c.history else [])]
-        for c in chunks
+        [c.path, c.anchor, c.page_title, c.heading, c.text, c.code, *_marks(c)] for c in chunks
     ]
     text_rows: list[int] = []
     sizes = [sum(len(str(field)) for field in row) + 16 for row in rows]
@@ -390,6 +398,7 @@ class StaticManifest:
     base_path: str
     rows: int
     tokens: int
+    version: int
     synonyms: tuple[tuple[str, ...], ...]
     roots: dict[str, str]
     counts: dict[str, int]
@@ -404,6 +413,31 @@ class StaticManifest:
     text_names: tuple[str, ...]
     places: dict[str, tuple[str, int]]
     """Part name -> (kind, number)."""
+
+
+def _marks(chunk: Chunk) -> list[str | bool]:
+    """A text row's fields after the code: `[true]` for a change-log section, `[history,
+    role]` for a section with a role, none for the rest."""
+    if chunk.role is not None:
+        return [chunk.history, chunk.role]
+    return [True] if chunk.history else []
+
+
+def _row_marks(row: list[Any], version: int) -> tuple[bool, Role | None] | None:
+    """A text row's change-log mark and role (see `_marks`), None when they are not
+    well-formed; a version 2 row has no role field and gets the one `page_role`
+    derives (module doc)."""
+    extra = row[6:]
+    role: Role | None = None
+    if len(extra) < 2 and all(mark is True for mark in extra):
+        history = bool(extra)
+    elif version > 2 and len(extra) == 2 and type(extra[0]) is bool and extra[1] in ROLES:
+        history, role = extra[0], cast(Role, extra[1])
+    else:
+        return None
+    if version == 2 and type(row[0]) is str and type(row[2]) is str and type(row[3]) is str:
+        role = page_role(row[0], row[2], row[3])
+    return history, role
 
 
 def _str_list(value: Any) -> bool:
@@ -447,7 +481,7 @@ def parse_static_manifest(data: bytes | str) -> DecodeResult:
         if (
             type(value) is not dict
             or value.get("format") != STATIC_INDEX_FORMAT
-            or value.get("version") != STATIC_INDEX_VERSION
+            or value.get("version") not in STATIC_INDEX_READ_VERSIONS
         ):
             return DecodeResult.failure(MANIFEST_INVALID)
         synonyms = value["synonyms"]
@@ -489,6 +523,7 @@ def parse_static_manifest(data: bytes | str) -> DecodeResult:
                 value["basePath"],
                 rows,
                 tokens,
+                value["version"],
                 tuple(tuple(group) for group in synonyms),
                 dict(roots),
                 counts,
@@ -768,15 +803,15 @@ class StaticSearch:
             return PART_INVALID
         chunks: list[Chunk] = []
         for row in rows:
-            marked = type(row) is list and len(row) == 7 and row[6] is True
-            if type(row) is not list or not (len(row) == 6 or marked):
+            marks = _row_marks(row, self.manifest.version) if type(row) is list else None
+            if marks is None or len(row) < 6:
                 return PART_INVALID
             path, anchor, page_title, heading, text, code = row[:6]
             if not (_str_list([path, page_title, heading, text, code]) and is_site_path(path)):
                 return PART_INVALID
             if anchor is not None and type(anchor) is not str:
                 return PART_INVALID
-            chunks.append(Chunk(path, anchor, page_title, heading, text, code, marked))
+            chunks.append(Chunk(path, anchor, page_title, heading, text, code, *marks))
         self._index.load_texts(name, first, chunks)
         self._engine.forget()
         return None

@@ -373,4 +373,4 @@ def index_built_site(site_dir: Path) -> list[Chunk]:
     it (and the wire model's round trip) so the figures are those of the index
     a site would ship, not of a reader only the bench uses.
     """
-    return [chunk.to_chunk() for chunk in index_site(site_dir).chunks]
+    return index_site(site_dir).chunk_list()

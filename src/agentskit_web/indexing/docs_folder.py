@@ -21,6 +21,7 @@ from markdown_it.token import Token
 
 from ..answering.changelog import is_version_heading
 from ..answering.chunk import Chunk
+from ..answering.page_roles import role_marks
 from ..docs_text import DOCS_MARKDOWN, HeadingSlugger, heading_text, take_attr_list
 from .markdown_dialect import MkDocsSlugger, strip_html, to_commonmark
 
@@ -249,7 +250,11 @@ def history_marks(sections: Sequence[Section]) -> list[bool]:
 def chunk_page(page: Page, path: str) -> list[Chunk]:
     """The chunks of one parsed page; empty sections are skipped."""
     chunks: list[Chunk] = []
-    for section, history in zip(page.sections, history_marks(page.sections), strict=True):
+    roles = role_marks(
+        path, page.title, [(s.level, s.heading or page.title) for s in page.sections]
+    )
+    marks = zip(page.sections, history_marks(page.sections), roles, strict=True)
+    for section, history, role in marks:
         parts = [part for part in section.parts if part.strip()]
         code = "\n".join(block for block in section.code if block.strip())[:CHUNK_MAX_CHARS]
         if not parts and not code:
@@ -267,6 +272,7 @@ def chunk_page(page: Page, path: str) -> list[Chunk]:
                     body,
                     code if number == 0 else "",
                     history,
+                    role,
                 )
             )
     return chunks
