@@ -137,7 +137,7 @@ dist: $(STAMP) $(NODE_STAMP)
 # constraints/lowest.txt, one with the newest releases the ranges admit.
 RESOLUTION_TESTS := tests/test_integrations.py tests/test_extras.py
 RESOLUTION_EXTRAS := .[server,scale,postgres,build,mkdocs,sphinx,testing,insight]
-RESOLUTION_SITE := mkdocs-material furo myst-parser $(shell grep -o '"hypothesis==[^"]*"' pyproject.toml | tr -d '"')
+RESOLUTION_SITE := mkdocs-material furo myst-parser pallets-sphinx-themes $(shell grep -o '"hypothesis==[^"]*"' pyproject.toml | tr -d '"')
 test-resolutions: $(NODE_STAMP)
 	test -x .venv-lowest/bin/python || $(PYTHON) -m venv .venv-lowest
 	.venv-lowest/bin/python -m pip install --quiet -c constraints/lowest.txt \
