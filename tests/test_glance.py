@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from agentskit_web.answering.chunk import Passage
+from agentskit_web.answering.extractive import compose_extractive_answer
 from agentskit_web.chat.memory.glance import (
     ELLIPSIS,
     GLANCE_ANSWER_MAX_CHARS,
@@ -63,6 +65,16 @@ def test_an_answer_shows_its_opening_without_citation_markers() -> None:
     assert turn == {"q": "what is x[1]?", "a": "Plug it in. It glows."}
     [turn] = turns(conversation_glance([question("Q"), answer("See [1](/a/) and items[1].")]))
     assert turn["a"] == "See 1 and items."
+
+
+def test_a_one_source_answer_shows_its_quote_without_the_quotes_note() -> None:
+    """The note names the sources listed below the answer; the glance lists none."""
+    text = "Plug the lantern in to charge it."
+    passage = Passage("/lantern/", "charge", "Lantern", "Charge", text)
+    markdown = compose_extractive_answer("how do I charge the lantern", [passage])
+    assert "direct quotes" in markdown
+    [turn] = turns(conversation_glance([question("Q"), answer(markdown)]))
+    assert turn["a"] == text
 
 
 def test_a_notice_answer_and_an_unanswered_question_are_kept_as_they_are() -> None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from .answer_shape import MORE_FROM_THE_DOCS
+from .answer_shape import MORE_FROM_THE_DOCS, QUOTES_NOTE
 from .chunk import Passage
 from .query_terms import within_one_edit
 from .sentences import sentences
@@ -43,9 +43,6 @@ PREVIEW_MAX_CHARS: Final = 160
 """A "More from the docs" line shows at most this much of its quote's first sentence."""
 NOT_HOW_WORDS: Final = frozenset({"what", "why", "which", "who", "whom", "whose", "when", "where"})
 """A question opening with one of these asks for a fact, not a task: no code block."""
-QUOTES_NOTE: Final = (
-    "_These are direct quotes from the sources listed below; no language model was used._"
-)
 DELTA_TARGET_CHARS: Final = 24
 """The extractive generator streams in word groups of about this many chars."""
 

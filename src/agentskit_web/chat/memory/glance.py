@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from ...answering.answer_shape import MORE_FROM_THE_DOCS
+from ...answering.answer_shape import MORE_FROM_THE_DOCS, QUOTES_NOTE
 from ...protocol.text_metrics import js_length, js_slice
 from ..message import ChatMessage, message_parts
 
@@ -77,6 +77,8 @@ def _answer_text(message: ChatMessage) -> str:
     texts = [str(part["text"]) for part in message_parts(message) if part["kind"] == "text"]
     text = " ".join(texts)
     text = text[: more.start()] if (more := _MORE.search(text)) else text
+    # The note says whose words the listed sources hold; the glance lists none.
+    text = text.replace(QUOTES_NOTE, "")
     return _CITATION.sub("", _LINK.sub(r"\1", text))
 
 
