@@ -46,7 +46,7 @@ NEAR_MISS = "Does the globe glow amber when charging?"
 """Shares "globe" with the cleaning page's heading and "amber" and "charging" with the charging
 page, neither of which answers it (the ring glows amber; the globe is only wiped). Every word
 is the docs' own: a question with words the docs never use ("a solar panel") is declined
-outright (decline.CLOSEST_MAX_UNKNOWN)."""
+outright (decline.UNKNOWN_MAX_SHARE)."""
 NEAR_MISS_PAGE = "guide/care/cleaning.md"
 NEAR_MISS_ANCHOR = "wipe-the-globe"
 ANCHOR = "charge-the-battery"

@@ -140,8 +140,7 @@ def test_a_near_miss_from_the_backend_counts_as_declined(
         "declines 1/1 declined as they should; 1/1 questions with pages declined",
     ]
     assert (
-        out[-1]
-        == "    expected /guide/care/cleaning/; got near miss: "
+        out[-1] == "    expected /guide/care/cleaning/; got near miss: "
         "/guide/care/cleaning/#wipe-the-globe, /guide/setup/charging/#charge-the-battery"
     )
 

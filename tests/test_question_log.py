@@ -104,9 +104,9 @@ def rows(path: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def near_miss_with_unknown_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lift decline.CLOSEST_MAX_UNKNOWN ("nginx" is no word of the test site): these tests
+    """Lift decline.UNKNOWN_MAX_SHARE ("nginx" is no word of the test site): these tests
     are about what the log keeps of each verdict, not about when a near miss is shown."""
-    monkeypatch.setattr(decline, "CLOSEST_MAX_UNKNOWN", 1.0)
+    monkeypatch.setattr(decline, "UNKNOWN_MAX_SHARE", 1.0)
 
 
 @pytest.mark.usefixtures("near_miss_with_unknown_words")

@@ -99,7 +99,15 @@ for name, (index, questions) in split_indexes("tuning", default_corpora()).items
             if hits:
                 held_n += 1
                 gen.append(len(matching) / index.size)
-            term_info.append([word, round(w, 2), len(matching), bool(hits), in_head])
+            any_head = any(
+                fields[0] or fields[1]
+                for phrase in phrases
+                for fields in index.hits(phrase).values()
+            )
+            in_page = bool(matching & set(mates))
+            term_info.append(
+                [word, round(w, 3), len(matching), bool(hits), in_head, any_head, in_page]
+            )
         best = scores[rows[0]]
         other = next(
             (scores[r] for r in rows[1:] if index.index.chunk(r).path not in top_pages), 0.0
