@@ -109,13 +109,17 @@ def _turn_of(message: Mapping[str, Any]) -> str | None:
 
 
 def _plain_text(content: str) -> str:
-    """An assistant message as the generator's history sees it: its text parts."""
+    """An assistant message as the generator's history sees it: its text parts.
+
+    The parts are joined as they were streamed, without a separator: each delta
+    is its own record, so a separator would split the answer at every token.
+    """
     if not content.startswith("\x1e"):
         return content
     decoded = _decode_content(content)
     if not decoded.ok:
         return ""
-    return "\n".join(p["text"] for p in decoded.parts if p["kind"] == "text").strip()
+    return "".join(p["text"] for p in decoded.parts if p["kind"] == "text").strip()
 
 
 RUN_RETAINED_LINES: Final = 2

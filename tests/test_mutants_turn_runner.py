@@ -1,0 +1,353 @@
+"""Rules of the turn runner that no test could fail (issue 36, item 9: `make mutate`).
+
+Each test here was written against a surviving mutant of
+`server/turn_runner.py` (docs/design/mutation-mut-runner.md lists them): an
+expired lease settled at its exact end, with the next sequence, zero usage and
+the last lineage kept; a turn id found only in the stored messages; the history
+the generator sees; the shutdown deadline ending a turn as interrupted with all
+its text; the source list's same-origin links; the coalescer's record budget
+and snapshot clock; and the log line of an unexpected failure.
+"""
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from _ask_helpers import ScriptedGenerator, ScriptedRetriever, site, write_docs
+from _ask_helpers import turn_submit as submit
+from agentskit_web.chat.turn.adapter import new_session_id
+from agentskit_web.protocol import decode_assistant_content, decode_turn_event
+from agentskit_web.protocol.turn import (
+    SnapshotTurnEvent,
+    create_snapshot_event,
+    encode_turn_event,
+)
+from agentskit_web.server.ask_app import create_ask_app
+from agentskit_web.server.persistence import PersistenceError
+from agentskit_web.server.turn_app import mount_turn
+from agentskit_web.server.turn_store import TurnSessionKey, TurnSessionStore
+
+ADDRESS = ("203.0.113.7", 5000)
+SITE_ID = site()["siteId"]
+
+
+class WallClock:
+    """Real monotonic time (deadlines work) and a wall clock the test sets (lease ends)."""
+
+    def __init__(self, wall: float) -> None:
+        self.now = wall
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wall(self) -> float:
+        return self.now
+
+
+def make_app(
+    tmp_path: Path, store: TurnSessionStore | None = None, turn: Any = None, **options: Any
+) -> Any:
+    options.setdefault("generator", ScriptedGenerator(("Add ", "the element.")))
+    options.setdefault("retriever", ScriptedRetriever())
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"), **options)
+    mount_turn(app, store, **(turn or {}))
+    return app
+
+
+def client(app: Any) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=ADDRESS)
+    return httpx.AsyncClient(transport=transport, base_url="http://testserver")
+
+
+def key_of(session: str) -> TurnSessionKey:
+    return TurnSessionKey(SITE_ID, "anonymous", session, client_key="ip:" + ADDRESS[0])
+
+
+def snapshots(response: httpx.Response) -> list[SnapshotTurnEvent]:
+    found = []
+    for line in response.content.splitlines():
+        result = decode_turn_event(line)
+        assert result.ok
+        if isinstance(result.event, SnapshotTurnEvent):
+            found.append(result.event)
+    assert found
+    return found
+
+
+def text_of(snapshot: SnapshotTurnEvent) -> str:
+    decoded = decode_assistant_content(snapshot.payload.messages[-1].content)
+    assert decoded.ok
+    return "".join(p["text"] for p in decoded.parts if p["kind"] == "text")
+
+
+def source_props(snapshot: SnapshotTurnEvent) -> dict[str, Any]:
+    decoded = decode_assistant_content(snapshot.payload.messages[-1].content)
+    assert decoded.ok
+    [frame] = [p["frame"] for p in decoded.parts if p["kind"] == "component"]
+    assert frame["componentKey"] == "source-list"
+    props: dict[str, Any] = frame["props"]
+    return props
+
+
+# --------------------------------------------------------------------------- a stored lease
+
+LINEAGE = {"operation": "regenerate", "parentTurnId": "t0", "sourceMessageId": "a-t0"}
+
+
+def _message(role: str, turn: str, status: str, content: str = "") -> dict[str, Any]:
+    return {
+        "id": f"{role[0]}-{turn}",
+        "role": role,
+        "content": content or f"{role} of {turn}",
+        "status": status,
+        "createdAt": "2026-01-01T00:00:00.000Z",
+        "metadata": {"turnId": turn},
+    }
+
+
+def seed_lease(
+    store: TurnSessionStore, session: str, *, expires_at: int, cursor: int = 5
+) -> list[dict[str, Any]]:
+    """A row another instance left: turn `t-gone` streaming under a lease, its last
+    snapshot carrying a regenerate lineage."""
+    messages = [
+        _message("user", "t0", "complete"),
+        _message("user", "t-gone", "complete"),
+        _message("assistant", "t-gone", "streaming"),
+    ]
+    envelope = {
+        "protocol": "agentskit.chat.session",
+        "version": 1,
+        "sessionId": session,
+        "definitionId": site()["assistant"]["id"],
+        "definitionRevision": 1,
+        "updatedAt": "2026-01-01T00:00:00.000Z",
+        "cursor": cursor,
+        "activeTurn": {"turnId": "t-gone", "expiresAt": expires_at},
+        "confirmations": [],
+    }
+    last = create_snapshot_event(
+        event_id="evt-seeded",
+        session_id=session,
+        turn_id="t-gone",
+        sequence=cursor,
+        emitted_at="2026-01-01T00:00:00.000Z",
+        messages=messages,
+        status="streaming",
+        usage={"promptTokens": 7, "completionTokens": 3, "totalTokens": 10},
+        lineage=LINEAGE,
+    )
+    assert store.save_sync(key_of(session), envelope, messages, encode_turn_event(last), None)
+    return messages
+
+
+WALL = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+
+
+def test_a_lease_ending_exactly_now_is_expired_and_one_ms_later_is_live(tmp_path: Path) -> None:
+    """`expiresAt` is the first millisecond the lease no longer holds."""
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, clock=WallClock(WALL))
+    at_end, before_end = new_session_id(), new_session_id()
+    seed_lease(store, at_end, expires_at=int(WALL * 1000))
+    seed_lease(store, before_end, expires_at=int(WALL * 1000) + 1)
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            return (
+                await http.post("/api/turn", json=submit(at_end, "t1")),
+                await http.post("/api/turn", json=submit(before_end, "t1")),
+            )
+
+    settled, busy = asyncio.run(go())
+    assert settled.status_code == 200
+    assert busy.status_code == 409 and busy.json()["error"]["code"] == "SESSION_BUSY"
+
+
+def test_settling_an_expired_lease_writes_the_next_cursor_and_keeps_the_lineage(
+    tmp_path: Path,
+) -> None:
+    """The resume that finds a dead instance's lease ends its turn: one cursor on, the
+    answer marked error, zero usage, the lineage of the turn's last snapshot, the time now."""
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, clock=WallClock(WALL))
+    session = new_session_id()
+    seed_lease(store, session, expires_at=int(WALL * 1000) - 1, cursor=5)
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            resumed = await http.get(f"/api/turn/{session}")
+            return resumed, await http.post("/api/turn", json=submit(session, "t1"))
+
+    resumed, following = asyncio.run(go())
+    assert resumed.status_code == 200
+    [settled] = snapshots(resumed)
+    assert settled.sequence == 6
+    assert settled.turn_id == "t-gone"
+    assert settled.payload.status == "error"
+    assert settled.payload.error is not None
+    assert settled.payload.error.code == "CHAT_TURN_INTERRUPTED"
+    assert settled.payload.usage.to_wire() == {
+        "promptTokens": 0,
+        "completionTokens": 0,
+        "totalTokens": 0,
+    }
+    assert settled.payload.lineage is not None
+    assert settled.payload.lineage.to_wire() == LINEAGE
+    assert [m.status for m in settled.payload.messages] == ["complete", "complete", "error"]
+    # The next turn goes on from the settled cursor: sequences only rise, one at a time.
+    assert following.status_code == 200
+    assert snapshots(following)[0].sequence == 7
+    row = store.load_sync(key_of(session))
+    assert row is not None
+    outcomes = {t.turn_id: t.outcome for t in row.envelope.terminal_turns or []}
+    assert outcomes["t-gone"] == "indeterminate"
+
+
+def test_a_settled_envelope_is_stamped_with_the_time_it_was_settled(tmp_path: Path) -> None:
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, clock=WallClock(WALL))
+    session = new_session_id()
+    seed_lease(store, session, expires_at=int(WALL * 1000) - 1, cursor=5)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.get(f"/api/turn/{session}")
+
+    assert asyncio.run(go()).status_code == 200
+    row = store.load_sync(key_of(session))
+    assert row is not None and row.envelope.active_turn is None
+    wire = row.envelope.to_wire()
+    assert wire["cursor"] == 6
+    assert wire["updatedAt"] == "2027-01-15T08:00:00.000Z"
+    assert "XXupdatedAtXX" not in wire and "updatedat" not in wire
+
+
+class FailingSettleStore(TurnSessionStore):
+    """A store whose writes fail (the database went away between the load and the save)."""
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        raise PersistenceError("connection lost")
+
+
+def test_a_store_failing_while_settling_answers_server_internal(tmp_path: Path) -> None:
+    store = FailingSettleStore()
+    app = make_app(tmp_path, store, clock=WallClock(WALL))
+    session = new_session_id()
+    seed_lease(store, session, expires_at=int(WALL * 1000) - 1)
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            return (
+                await http.get(f"/api/turn/{session}"),
+                await http.post("/api/turn", json=submit(session, "t1")),
+            )
+
+    for response in asyncio.run(go()):
+        assert response.status_code == 500
+        assert response.json()["error"]["code"] == "SERVER_INTERNAL"
+
+
+# --------------------------------------------------------------------------- turn ids and history
+
+
+def seed_session(store: TurnSessionStore, session: str, messages: list[dict[str, Any]]) -> None:
+    """A finished session whose envelope lists no terminal turns (an older writer's row)."""
+    envelope = {
+        "protocol": "agentskit.chat.session",
+        "version": 1,
+        "sessionId": session,
+        "definitionId": site()["assistant"]["id"],
+        "definitionRevision": 1,
+        "updatedAt": "2026-01-01T00:00:00.000Z",
+        "cursor": 2,
+        "confirmations": [],
+    }
+    assert store.save_sync(key_of(session), envelope, messages, "{}", None)
+
+
+def test_a_turn_id_found_only_in_the_stored_messages_is_refused(tmp_path: Path) -> None:
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store)
+    session = new_session_id()
+    seed_session(
+        store,
+        session,
+        [_message("user", "t-old", "complete"), _message("assistant", "t-old", "complete")],
+    )
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            return (
+                await http.post("/api/turn", json=submit(session, "t-old")),
+                await http.post("/api/turn", json=submit(session, "t-new")),
+            )
+
+    used, fresh = asyncio.run(go())
+    assert used.status_code == 400
+    assert used.json()["error"]["message"] == "This turn id was already used in this session."
+    assert fresh.status_code == 200
+
+
+def test_the_generator_sees_earlier_answers_as_their_text(tmp_path: Path) -> None:
+    """History holds the answer's text parts, not its encoded records; an undecodable
+    stored answer is history without text rather than a failed turn."""
+    generator = ScriptedGenerator(("Add ", "the element."))
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, generator=generator)
+    session, broken = new_session_id(), new_session_id()
+    seed_session(
+        store,
+        broken,
+        [
+            _message("user", "t-old", "complete", "First?"),
+            _message("assistant", "t-old", "complete", "\x1enot a record"),
+        ],
+    )
+
+    async def go() -> list[httpx.Response]:
+        async with client(app) as http:
+            return [
+                await http.post("/api/turn", json=submit(session, "t1", "First?")),
+                await http.post("/api/turn", json=submit(session, "t2", "Second?")),
+                await http.post("/api/turn", json=submit(broken, "t3", "Third?")),
+            ]
+
+    assert [r.status_code for r in asyncio.run(go())] == [200, 200, 200]
+    assert [(t.role, t.content) for t in generator.requests[1].history] == [
+        ("user", "First?"),
+        ("assistant", "Add the element."),
+    ]
+    assert [(t.role, t.content) for t in generator.requests[2].history] == [
+        ("user", "First?"),
+        ("assistant", ""),
+    ]
+
+
+def test_plain_text_answers_in_history_are_kept_as_written(tmp_path: Path) -> None:
+    """An assistant message stored as plain text (no records) is history as it is."""
+    generator = ScriptedGenerator(("Fine.",))
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, generator=generator)
+    session = new_session_id()
+    seed_session(
+        store,
+        session,
+        [
+            _message("user", "t-old", "complete", "First?"),
+            _message("assistant", "t-old", "complete", "A plain answer."),
+        ],
+    )
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1", "Second?"))
+
+    assert asyncio.run(go()).status_code == 200
+    assert [(t.role, t.content) for t in generator.requests[0].history] == [
+        ("user", "First?"),
+        ("assistant", "A plain answer."),
+    ]
