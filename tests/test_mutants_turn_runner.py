@@ -10,14 +10,19 @@ and snapshot clock; and the log line of an unexpected failure.
 """
 
 import asyncio
+import logging
+import re
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from _ask_helpers import ScriptedGenerator, ScriptedRetriever, site, write_docs
 from _ask_helpers import turn_submit as submit
+from agentskit_web.answering.chunk import Passage
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.protocol import decode_assistant_content, decode_turn_event
 from agentskit_web.protocol.turn import (
@@ -26,6 +31,7 @@ from agentskit_web.protocol.turn import (
     encode_turn_event,
 )
 from agentskit_web.server.ask_app import create_ask_app
+from agentskit_web.server.generators import GenerationRequest
 from agentskit_web.server.persistence import PersistenceError
 from agentskit_web.server.turn_app import mount_turn
 from agentskit_web.server.turn_store import TurnSessionKey, TurnSessionStore
@@ -48,11 +54,15 @@ class WallClock:
 
 
 def make_app(
-    tmp_path: Path, store: TurnSessionStore | None = None, turn: Any = None, **options: Any
+    tmp_path: Path,
+    store: TurnSessionStore | None = None,
+    turn: Any = None,
+    config: dict[str, Any] | None = None,
+    **options: Any,
 ) -> Any:
     options.setdefault("generator", ScriptedGenerator(("Add ", "the element.")))
     options.setdefault("retriever", ScriptedRetriever())
-    app = create_ask_app(site(), write_docs(tmp_path / "docs"), **options)
+    app = create_ask_app(config or site(), write_docs(tmp_path / "docs"), **options)
     mount_turn(app, store, **(turn or {}))
     return app
 
@@ -351,3 +361,204 @@ def test_plain_text_answers_in_history_are_kept_as_written(tmp_path: Path) -> No
         ("user", "First?"),
         ("assistant", "A plain answer."),
     ]
+
+
+# --------------------------------------------------------------------------- the shutdown deadline
+
+
+class Shutdown:
+    """The graceful-shutdown deadline (`ShutdownWatch`), expired when the test says."""
+
+    def __init__(self) -> None:
+        self.expired = asyncio.Event()
+
+    async def wait_expired(self) -> None:
+        await self.expired.wait()
+
+
+class ManyThenShutdown:
+    """Yields `count` pieces, then lets the coalescer take them, then expires the deadline
+    and thinks forever (a model still writing when the server must stop)."""
+
+    model = None
+
+    def __init__(self, count: int, shutdown: Shutdown) -> None:
+        self.pieces = [f"p{i} " for i in range(count)]
+        self.shutdown = shutdown
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        for piece in self.pieces:
+            yield piece
+        await asyncio.sleep(1.0)  # generous: the coalescer only moves them into a list
+        self.shutdown.expired.set()
+        await asyncio.Event().wait()
+        yield "never"
+
+
+def test_the_shutdown_deadline_ends_a_turn_as_interrupted_with_all_its_text(
+    tmp_path: Path,
+) -> None:
+    """More deltas than the streaming record budget, then the deadline: the final
+    snapshot says CHAT_TURN_INTERRUPTED, the answer is marked error and holds every
+    delta (the ones past the budget merged), and the store records `indeterminate`."""
+    shutdown = Shutdown()
+    generator = ManyThenShutdown(600, shutdown)
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, turn={"snapshot_interval": 30.0}, generator=generator)
+    app.state.ask.shutdown = shutdown
+    session = new_session_id()
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    response = asyncio.run(go())
+    final = snapshots(response)[-1]
+    assert final.payload.status == "error"
+    assert final.payload.error is not None
+    assert final.payload.error.code == "CHAT_TURN_INTERRUPTED"
+    assert final.payload.error.retryable is True
+    assert final.payload.messages[-1].status == "error"
+    assert text_of(final) == "".join(generator.pieces)
+    row = store.load_sync(key_of(session))
+    assert row is not None and row.envelope.active_turn is None
+    assert row.cursor == final.sequence
+    outcomes = {t.turn_id: t.outcome for t in row.envelope.terminal_turns or []}
+    assert outcomes == {"t1": "indeterminate"}
+
+
+# --------------------------------------------------------------------------- the source list
+
+
+def _passage(path: str, anchor: str | None, title: str) -> Passage:
+    return Passage(path=path, anchor=anchor, page_title=title, heading="", text="Add it.")
+
+
+def test_the_source_list_links_only_same_origin_paths_within_the_url_bound(
+    tmp_path: Path,
+) -> None:
+    passages = (
+        _passage("/docs/a.html", "sec 1/é", "Alpha"),
+        _passage("//evil.example/x", None, "Protocol relative"),
+        _passage("https://evil.example/y", None, "Absolute"),
+        _passage("/" + "a" * 2047, None, "At the bound"),
+        _passage("/" + "b" * 2048, None, "Past the bound"),
+        _passage("/docs/b.html", "", "No anchor"),
+    )
+    app = make_app(
+        tmp_path,
+        retriever=ScriptedRetriever(passages=passages),
+        config=site(limits__maxSources=8),
+    )
+    session = new_session_id()
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    final = snapshots(asyncio.run(go()))[-1]
+    assert final.payload.status == "complete"
+    props = source_props(final)
+    assert props["label"] == "Sources"
+    assert props["sources"] == [
+        {"id": "source-1", "title": "Alpha", "url": "/docs/a.html#sec%201%2F%C3%A9"},
+        {"id": "source-2", "title": "Protocol relative"},
+        {"id": "source-3", "title": "Absolute"},
+        {"id": "source-4", "title": "At the bound", "url": "/" + "a" * 2047},
+        {"id": "source-5", "title": "Past the bound"},
+        {"id": "source-6", "title": "No anchor", "url": "/docs/b.html"},
+    ]
+    decoded = decode_assistant_content(final.payload.messages[-1].content)
+    assert decoded.ok
+    [frame] = [p["frame"] for p in decoded.parts if p["kind"] == "component"]
+    assert frame["instanceId"] == "sources-t1"
+    assert frame["fallback"] == {
+        "kind": "source-list",
+        "summary": "Sources: Alpha, Protocol relative, Absolute, At the bound, "
+        "Past the bound, No anchor.",
+    }
+
+
+# --------------------------------------------------------------------------- the failure log
+
+
+def _fail_deep(depth: int) -> None:
+    """Raise from `depth` frames down, so the log has more frames than it shows."""
+    if depth:
+        _fail_deep(depth - 1)
+        return
+    raise PersistenceError("disk I/O error near 'SECRET-QUESTION-TEXT'")
+
+
+class DeepBreakingStore(TurnSessionStore):
+    """Saves the first snapshot, then fails every later save from deep in its stack."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves = 0
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        self.saves += 1
+        if self.saves > 1:
+            _fail_deep(3)
+        return await super().save(*args, **kwargs)
+
+
+def test_a_failure_is_logged_with_its_innermost_six_frames_as_file_and_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log line an operator reads: what failed, the ids, the type, and where, as
+    `file.py:line` from the raising frame outwards, six at most."""
+    app = make_app(tmp_path, DeepBreakingStore())
+    session = new_session_id()
+    caplog.set_level(logging.INFO, logger="agentskit_web.turn")
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t-logged"))
+
+    asyncio.run(go())
+    [record] = [r for r in caplog.records if r.name == "agentskit_web.turn"]
+    text = record.getMessage()
+    head, where = text.split(" at ", 1)
+    assert head == f"turn failed: session={session} turn=t-logged error=PersistenceError"
+    frames = where.split(" <- ")
+    assert len(frames) == 6
+    assert all(re.fullmatch(r"[\w.]+\.py:\d+", frame) for frame in frames), frames
+    this_file = Path(__file__).name
+    raising = _fail_deep.__code__.co_firstlineno
+    # Innermost first: the raise, then the three recursive calls, then save().
+    assert [f.split(":")[0] for f in frames[:5]] == [this_file] * 5
+    assert int(frames[0].split(":")[1]) == raising + 5
+    assert int(frames[1].split(":")[1]) == raising + 3
+
+
+class OversizedTailThenShutdown(ManyThenShutdown):
+    """Past the record budget, a tail too long for the two records left (3 x 16,384 chars
+    would be needed): the merged tail cannot be written at the deadline."""
+
+    def __init__(self, shutdown: Shutdown) -> None:
+        super().__init__(600, shutdown)
+        self.pieces += ["x" * 10_000] * 4
+
+
+def test_at_the_deadline_a_tail_that_no_longer_fits_is_dropped_and_the_rest_kept(
+    tmp_path: Path,
+) -> None:
+    """The interrupted answer keeps every record that fits; the tail past the budget is
+    dropped, and the reader is told CHAT_TURN_INTERRUPTED, not a server failure."""
+    shutdown = Shutdown()
+    generator = OversizedTailThenShutdown(shutdown)
+    app = make_app(tmp_path, turn={"snapshot_interval": 30.0}, generator=generator)
+    app.state.ask.shutdown = shutdown
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    final = snapshots(asyncio.run(go()))[-1]
+    assert final.payload.status == "error"
+    assert final.payload.error is not None
+    assert final.payload.error.code == "CHAT_TURN_INTERRUPTED"
+    # The first delta was streamed on its own; the next 509 fill the record budget.
+    assert text_of(final) == "".join(generator.pieces[:510])
