@@ -10,6 +10,7 @@ and snapshot clock; and the log line of an unexpected failure.
 """
 
 import asyncio
+import json
 import logging
 import re
 import time
@@ -562,3 +563,99 @@ def test_at_the_deadline_a_tail_that_no_longer_fits_is_dropped_and_the_rest_kept
     assert final.payload.error.code == "CHAT_TURN_INTERRUPTED"
     # The first delta was streamed on its own; the next 509 fill the record budget.
     assert text_of(final) == "".join(generator.pieces[:510])
+
+
+# --------------------------------------------------------------------------- the snapshot clock
+
+
+class PausingModel:
+    """Two deltas at once, then a pause that lasts until the reader has seen the second
+    one (or 10 s): a model thinking mid-answer."""
+
+    model = None
+
+    def __init__(self) -> None:
+        self.seen = asyncio.Event()
+        self.waited_out = False
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        yield "First. "
+        yield "Second. "
+        try:
+            await asyncio.wait_for(self.seen.wait(), timeout=10.0)
+        except TimeoutError:
+            self.waited_out = True
+        yield "Third."
+
+
+def test_pending_text_is_sent_when_its_interval_ends_without_waiting_for_the_next_delta(
+    tmp_path: Path,
+) -> None:
+    """The second delta arrives inside the interval and is held; it goes out when the
+    interval ends, while the model is still thinking, not with the next delta."""
+    model = PausingModel()
+    app = make_app(tmp_path, turn={"snapshot_interval": 0.05}, generator=model)
+    body = json.dumps(submit(new_session_id(), "t1")).encode()
+    texts: list[str] = []
+    buffer = b""
+
+    async def go() -> None:
+        # Raw ASGI: httpx's ASGI transport hands over a body only once it is complete.
+        done = asyncio.Event()
+        sent = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await done.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal buffer
+            if message["type"] != "http.response.body":
+                return
+            buffer += message.get("body", b"")
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                event = decode_turn_event(line).event
+                if isinstance(event, SnapshotTurnEvent):
+                    texts.append(text_of(event))
+                    if "Second." in texts[-1]:
+                        model.seen.set()
+            if not message.get("more_body"):
+                done.set()
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/api/turn",
+            "query_string": b"",
+            "headers": [(b"content-type", b"application/json")],
+            "client": ADDRESS,
+        }
+        await app.state.turn.submit_app(scope, receive, send)
+
+    asyncio.run(go())
+    assert not model.waited_out, "the held delta was sent only with the next one"
+    assert "First. Second. " in texts
+    assert texts[-1] == "First. Second. Third."
+
+
+def test_a_stored_message_without_metadata_belongs_to_no_turn(tmp_path: Path) -> None:
+    """Metadata is optional in a stored message (an import, an older writer)."""
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store)
+    session = new_session_id()
+    bare = _message("user", "t-old", "complete", "First?")
+    del bare["metadata"]
+    seed_session(store, session, [bare])
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    response = asyncio.run(go())
+    assert response.status_code == 200
+    assert snapshots(response)[-1].payload.status == "complete"
