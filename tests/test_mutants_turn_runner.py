@@ -31,7 +31,7 @@ from agentskit_web.protocol.turn import (
     create_snapshot_event,
     encode_turn_event,
 )
-from agentskit_web.server.ask_app import create_ask_app
+from agentskit_web.server.ask_app import ASK_BACKEND_ANSWER_MAX_CHARS, create_ask_app
 from agentskit_web.server.generators import GenerationRequest
 from agentskit_web.server.persistence import PersistenceError
 from agentskit_web.server.turn_app import mount_turn
@@ -659,3 +659,34 @@ def test_a_stored_message_without_metadata_belongs_to_no_turn(tmp_path: Path) ->
     response = asyncio.run(go())
     assert response.status_code == 200
     assert snapshots(response)[-1].payload.status == "complete"
+
+
+# --------------------------------------------------------------------------- the answer bound
+
+
+def _answer_of(tmp_path: Path, pieces: list[str]) -> SnapshotTurnEvent:
+    app = make_app(tmp_path, generator=ScriptedGenerator(tuple(pieces)))
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    return snapshots(asyncio.run(go()))[-1]
+
+
+# ASK_BACKEND_ANSWER_MAX_CHARS in JavaScript characters: 15 x 4096 + 2 x 2048 (astral).
+AT_THE_BOUND = ["a" * 4096] * 15 + ["\U0001f600" * 2048]
+
+
+def test_an_answer_at_the_char_bound_completes(tmp_path: Path) -> None:
+    assert ASK_BACKEND_ANSWER_MAX_CHARS == 65_536
+    final = _answer_of(tmp_path, AT_THE_BOUND)
+    assert final.payload.status == "complete"
+    assert text_of(final) == "".join(AT_THE_BOUND)
+
+
+def test_an_answer_one_char_past_the_bound_fails(tmp_path: Path) -> None:
+    final = _answer_of(tmp_path, [*AT_THE_BOUND, "!"])
+    assert final.payload.status == "error"
+    assert final.payload.error is not None
+    assert final.payload.error.code == "CHAT_TURN_FAILED"
