@@ -690,3 +690,142 @@ def test_an_answer_one_char_past_the_bound_fails(tmp_path: Path) -> None:
     assert final.payload.status == "error"
     assert final.payload.error is not None
     assert final.payload.error.code == "CHAT_TURN_FAILED"
+
+
+# --------------------------------------------------------------------------- saves and the lease
+
+
+class ClockedModel:
+    """Yields a delta, then (the test looking at the store meanwhile) moves the wall
+    clock a minute on and finishes."""
+
+    model = None
+
+    def __init__(self, clock: WallClock) -> None:
+        self.clock = clock
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        yield "Partial "
+        self.started.set()
+        await self.release.wait()
+        self.clock.now += 60
+        yield "answer."
+
+
+def test_a_running_turn_holds_a_lease_of_lease_seconds_and_saves_stamp_the_time(
+    tmp_path: Path,
+) -> None:
+    clock = WallClock(WALL)
+    model = ClockedModel(clock)
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, turn={"lease_seconds": 10.0}, generator=model, clock=clock)
+    session = new_session_id()
+
+    async def go() -> tuple[Any, httpx.Response]:
+        async with client(app) as http:
+            posting = asyncio.create_task(http.post("/api/turn", json=submit(session, "t1")))
+            await model.started.wait()
+            running = store.load_sync(key_of(session))
+            model.release.set()
+            return running, await posting
+
+    running, response = asyncio.run(go())
+    assert running is not None and running.envelope.active_turn is not None
+    assert running.envelope.active_turn.expires_at == int(WALL * 1000) + 10_000
+    sent = snapshots(response)
+    assert sent[-1].payload.status == "complete"
+    # One save, one cursor step: the turn's sequences are consecutive.
+    sequences = [s.sequence for s in sent]
+    assert sequences == list(range(sequences[0], sequences[0] + len(sequences)))
+    row = store.load_sync(key_of(session))
+    assert row is not None and row.cursor == sequences[-1]
+    assert row.envelope.to_wire()["updatedAt"] == "2027-01-15T08:01:00.000Z"
+
+
+class SlowSaveStore(TurnSessionStore):
+    """Every save after the first takes 50 ms: renewals queue behind the turn's saves."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.saves = 0
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        self.saves += 1
+        if self.saves > 1:
+            await asyncio.sleep(0.05)
+        return await super().save(*args, **kwargs)
+
+
+def test_a_renewal_queued_behind_the_final_save_neither_revives_the_lease_nor_fails(
+    tmp_path: Path,
+) -> None:
+    """A lease of 30 ms renews every 10 ms, saves take 50 ms: a renewal is waiting when
+    the final snapshot is saved. It must not write the lease back, nor count as a lost
+    compare-and-set (which would end the stream with SESSION_CONFLICT)."""
+    store = SlowSaveStore()
+    app = make_app(
+        tmp_path,
+        store,
+        turn={"lease_seconds": 0.03, "snapshot_interval": 0},
+        generator=ScriptedGenerator(("Add ", "the ", "element.")),
+    )
+    session = new_session_id()
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    response = asyncio.run(go())
+    last = decode_turn_event(response.content.splitlines()[-1]).event
+    assert isinstance(last, SnapshotTurnEvent)
+    assert last.payload.status == "complete"
+    row = store.load_sync(key_of(session))
+    assert row is not None and row.envelope.active_turn is None
+    assert row.cursor == last.sequence
+
+
+class SlowAckStore(TurnSessionStore):
+    """The second save is written, then the shutdown deadline passes before the store
+    answers (a slow acknowledgement): the save reached the store while being cancelled."""
+
+    def __init__(self, shutdown: Shutdown) -> None:
+        super().__init__()
+        self.shutdown = shutdown
+        self.saves = 0
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        self.saves += 1
+        saved = await super().save(*args, **kwargs)
+        if self.saves == 2:
+            self.shutdown.expired.set()
+            await asyncio.sleep(0.3)
+        return saved
+
+
+def test_a_save_in_flight_at_the_deadline_is_recorded_so_the_interruption_is_saved(
+    tmp_path: Path,
+) -> None:
+    shutdown = Shutdown()
+    store = SlowAckStore(shutdown)
+    app = make_app(
+        tmp_path,
+        store,
+        turn={"snapshot_interval": 0},
+        generator=ScriptedGenerator(("Add ", "the ", "element."), delay=0.5),
+    )
+    app.state.ask.shutdown = shutdown
+    session = new_session_id()
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    response = asyncio.run(go())
+    last = decode_turn_event(response.content.splitlines()[-1]).event
+    assert isinstance(last, SnapshotTurnEvent), "the interruption lost its compare-and-set"
+    assert last.payload.error is not None
+    assert last.payload.error.code == "CHAT_TURN_INTERRUPTED"
+    row = store.load_sync(key_of(session))
+    assert row is not None and row.envelope.active_turn is None
