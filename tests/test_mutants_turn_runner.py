@@ -35,6 +35,7 @@ from agentskit_web.server.ask_app import ASK_BACKEND_ANSWER_MAX_CHARS, create_as
 from agentskit_web.server.generators import GenerationRequest
 from agentskit_web.server.persistence import PersistenceError
 from agentskit_web.server.turn_app import mount_turn
+from agentskit_web.server.turn_runner import TurnRun
 from agentskit_web.server.turn_store import TurnSessionKey, TurnSessionStore
 
 ADDRESS = ("203.0.113.7", 5000)
@@ -828,3 +829,53 @@ def test_a_save_in_flight_at_the_deadline_is_recorded_so_the_interruption_is_sav
     assert last.payload.error.code == "CHAT_TURN_INTERRUPTED"
     row = store.load_sync(key_of(session))
     assert row is not None and row.envelope.active_turn is None
+
+
+def _lines_with_streaming_budget(tmp_path: Path, budget: int | None) -> list[bytes]:
+    """One delta's turn on a fixed clock (every line's size is then the same run to run)."""
+    app = make_app(
+        tmp_path,
+        turn={"snapshot_interval": 0},
+        generator=ScriptedGenerator(("Add the element.",)),
+        clock=WallClock(WALL),
+    )
+    runner = app.state.turn.runner
+    runner.byte_rate = float("inf")  # only the hard stop
+    if budget is not None:
+        runner.streaming_budget = budget
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    lines: list[bytes] = asyncio.run(go()).content.splitlines(keepends=True)
+    return lines
+
+
+def test_a_streaming_snapshot_that_exactly_fills_the_budget_is_sent_and_one_byte_more_is_not(
+    tmp_path: Path,
+) -> None:
+    free = _lines_with_streaming_budget(tmp_path / "free", None)
+    assert len(free) == 3  # the question, the delta, the final snapshot
+    exact = len(free[0]) + len(free[1])  # bytes on the wire, newlines included
+    at_limit = _lines_with_streaming_budget(tmp_path / "at", exact)
+    past = _lines_with_streaming_budget(tmp_path / "past", exact - 1)
+    assert [len(line) for line in at_limit] == [len(line) for line in free]
+    assert len(past) == 2  # the delta waited for the final snapshot
+    final = decode_turn_event(past[-1]).event
+    assert isinstance(final, SnapshotTurnEvent) and final.payload.status == "complete"
+    assert text_of(final) == "Add the element."
+
+
+def test_followers_of_a_finished_run_get_its_lines_and_end() -> None:
+    async def go() -> list[bytes]:
+        run = TurnRun(TurnSessionKey("s", "o", "x"))
+        run.push("one")
+        run.push("two")
+        run.finish()
+        return [line async for line in run.follow(0)]
+
+    async def bounded() -> list[bytes]:
+        return await asyncio.wait_for(go(), timeout=10.0)  # generous: a hang fails
+
+    assert asyncio.run(bounded()) == [b"one\n", b"two\n"]
