@@ -109,13 +109,17 @@ def _turn_of(message: Mapping[str, Any]) -> str | None:
 
 
 def _plain_text(content: str) -> str:
-    """An assistant message as the generator's history sees it: its text parts."""
+    """An assistant message as the generator's history sees it: its text parts.
+
+    The parts are joined as they were streamed, without a separator: each delta
+    is its own record, so a separator would split the answer at every token.
+    """
     if not content.startswith("\x1e"):
         return content
     decoded = _decode_content(content)
     if not decoded.ok:
         return ""
-    return "\n".join(p["text"] for p in decoded.parts if p["kind"] == "text").strip()
+    return "".join(p["text"] for p in decoded.parts if p["kind"] == "text").strip()
 
 
 RUN_RETAINED_LINES: Final = 2
@@ -793,22 +797,24 @@ class TurnRunner:
         that would pass the streaming record budget wait for the final flush,
         which merges them, so the answer and its source list stay within 512
         records.
+
+        Each record is added as soon as it is encoded: the encoder counts what
+        it encoded, so a merged tail that does not fit (ProtocolError) leaves
+        the deltas moved before it in the answer, not counted and lost.
         """
         pending = state.pending
-        if not pending:
-            return False
         room = max(0, TURN_TEXT_RECORD_BUDGET - state.encoder.records)
-        moved, rest = pending[:room], pending[room:]
-        chunks = [state.encoder.encode_text(piece) for piece in moved]
-        if final and rest:
-            chunks.append(state.encoder.encode_text("".join(rest)))
-            rest = []
-        if not chunks:
-            return False
-        state.pending = rest
-        for chunk in chunks:
-            _append(state, chunk)
-        return True
+        moved = 0
+        try:
+            for piece in pending[:room]:
+                _append(state, state.encoder.encode_text(piece))
+                moved += 1
+            if final and moved < len(pending):
+                _append(state, state.encoder.encode_text("".join(pending[moved:])))
+                moved = len(pending)
+        finally:
+            state.pending = pending[moved:]
+        return moved > 0
 
     async def drain(self) -> None:
         """Wait for every detached turn to end (tests, shutdown)."""
