@@ -102,7 +102,7 @@ unit: $(STAMP) $(NODE_STAMP) redis-server postgresql haproxy
 e2e: $(STAMP) chromium site redis-server postgresql haproxy hugo jekyll
 	$(VENV)/bin/pytest e2e
 
-# The tests marked slow (a real Docusaurus build installed from npm): not part of `make test`.
+# Only the tests marked slow (a real Docusaurus build installed from npm; `make e2e` runs them too).
 e2e-slow: $(STAMP) chromium site
 	$(VENV)/bin/pytest e2e -m slow
 

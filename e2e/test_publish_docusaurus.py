@@ -1,11 +1,12 @@
-"""`agentskit-web publish --inject` on a real Docusaurus build (slow: `make e2e-slow`).
+"""`agentskit-web publish --inject` on a real Docusaurus build (slow: minutes).
 
 The same site as e2e/test_publish_generators.py (three sections, nested pages,
 code), written as Docusaurus docs with the classic preset, installed from npm
 (`@docusaurus/core` and `@docusaurus/preset-classic` at DOCUSAURUS_VERSION) and
 built with `npm run build`; then the recipe's shell line from docs/embedding.md
 runs as written, from the release wheel in a clean venv. Installing Docusaurus
-takes minutes, so the test is marked `slow` and left out of `make e2e`.
+takes minutes, so the test is marked `slow`: `make e2e` (and so CI) runs it with the
+rest, `make e2e-slow` runs it alone.
 """
 
 from __future__ import annotations
