@@ -1,0 +1,124 @@
+"""The turn endpoint's admission: the rules mutation testing found unguarded.
+
+Issue 36 item 9: each test here failed on a surviving mutant of `turn_app`
+(docs/design/mutation-mut-turns.md lists them); the resume side is in
+tests/test_mutants_turn_resume.py. Requests go through the Ask app with the
+turn routes mounted.
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from _ask_helpers import site, write_docs
+from _ask_helpers import turn_submit as submit
+from agentskit_web.chat.turn.adapter import new_session_id
+from agentskit_web.server.ask_app import MESSAGES, create_ask_app
+from agentskit_web.server.generators import ExtractiveGenerator, GenerationRequest
+from agentskit_web.server.turn_app import mount_turn
+from agentskit_web.server.turn_limits import RunningTurns
+from agentskit_web.server.turn_store import TurnSessionStore
+
+ORIGIN = "https://docs.example"
+
+
+class Held:
+    """One delta, then waits for `release` (a turn that stays running)."""
+
+    model = None
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.started = asyncio.Event()
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        yield "Partial "
+        self.started.set()
+        await self.release.wait()
+        yield "answer."
+
+
+def make_app(tmp_path: Path, generator: Any = None, **turn_options: Any) -> Any:
+    app = create_ask_app(
+        site(),
+        write_docs(tmp_path / "docs"),
+        generator=generator or ExtractiveGenerator(),
+        cors_origins=[ORIGIN],
+    )
+    mount_turn(app, TurnSessionStore(), **turn_options)
+    return app
+
+
+def client(app: Any) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=("203.0.113.7", 5000))
+    return httpx.AsyncClient(transport=transport, base_url="http://testserver")
+
+
+def test_a_cors_preflight_of_the_turn_path_is_answered_like_the_ask_paths(
+    tmp_path: Path,
+) -> None:
+    app = make_app(tmp_path)
+    preflight = {"origin": ORIGIN, "access-control-request-method": "POST"}
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            turn = await http.options("/api/turn", headers=preflight)
+            ask = await http.options("/api/ask", headers=preflight)
+            return turn, ask
+
+    turn, ask = asyncio.run(go())
+    assert turn.status_code == 204
+    assert turn.headers["access-control-allow-origin"] == ORIGIN
+    assert turn.headers["access-control-allow-methods"] == "POST"
+    assert dict(turn.headers) == dict(ask.headers)
+
+
+def test_a_refusal_before_the_body_is_read_closes_the_connection_and_one_after_does_not(
+    tmp_path: Path,
+) -> None:
+    """The unread body would otherwise be parsed as the next request on the connection."""
+    app = make_app(tmp_path)
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            unread = await http.post(
+                "/api/turn", content=b"{}", headers={"content-type": "text/plain"}
+            )
+            read = await http.post(
+                "/api/turn", content=b"{not json", headers={"content-type": "application/json"}
+            )
+            return unread, read
+
+    unread, read = asyncio.run(go())
+    assert unread.status_code == 415
+    assert unread.headers["connection"] == "close"
+    assert read.status_code == 400
+    assert read.json()["error"]["code"] == "REQUEST_INVALID_JSON"
+    assert "connection" not in read.headers
+
+
+def test_the_per_client_running_cap_is_a_retryable_429(tmp_path: Path) -> None:
+    generator = Held()
+    app = make_app(tmp_path, generator, running=RunningTurns(per_client=1), snapshot_interval=0)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            first = asyncio.create_task(http.post("/api/turn", json=submit(new_session_id(), "t1")))
+            await generator.started.wait()
+            second = await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+            generator.release.set()
+            await first
+            return second
+
+    second = asyncio.run(go())
+    assert second.status_code == 429
+    assert second.headers["retry-after"] == "1"
+    assert second.json()["error"] == {
+        "version": 1,
+        "code": "ASK_RATE_LIMITED",
+        "message": MESSAGES["streams"],
+        "retryable": True,
+    }
