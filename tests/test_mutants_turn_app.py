@@ -17,7 +17,9 @@ from _ask_helpers import site, write_docs
 from _ask_helpers import turn_submit as submit
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.server.ask_app import MESSAGES, create_ask_app
+from agentskit_web.server.auth import Principal
 from agentskit_web.server.generators import ExtractiveGenerator, GenerationRequest
+from agentskit_web.server.rate_limit import TokenBucketLimiter
 from agentskit_web.server.turn_app import mount_turn
 from agentskit_web.server.turn_limits import RunningTurns
 from agentskit_web.server.turn_store import TurnSessionStore
@@ -120,5 +122,65 @@ def test_the_per_client_running_cap_is_a_retryable_429(tmp_path: Path) -> None:
         "version": 1,
         "code": "ASK_RATE_LIMITED",
         "message": MESSAGES["streams"],
+        "retryable": True,
+    }
+
+
+def test_the_authentication_hook_sees_the_query_string(tmp_path: Path) -> None:
+    """A site that authenticates by a signed link parameter: the turn endpoint passes the
+    request's query to the hook as Ask does (no parameter: 401)."""
+
+    async def by_link(head: Any) -> Principal | None:
+        if head.query.get("grant") != "reader-7":
+            return None
+        return Principal(subject="reader-7", rate_key="sub:reader-7")
+
+    app = create_ask_app(
+        site(), write_docs(tmp_path / "docs"), generator=ExtractiveGenerator(),
+        authenticate=by_link,
+    )  # fmt: skip
+    mount_turn(app, TurnSessionStore())
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            body = submit(new_session_id(), "t1")
+            granted = await http.post("/api/turn?grant=reader-7", json=body)
+            refused = await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+            return granted, refused
+
+    granted, refused = asyncio.run(go())
+    assert granted.status_code == 200
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "ASK_UNAUTHORIZED"
+
+
+def test_submit_is_rate_limited_per_caller_with_a_retry_after(tmp_path: Path) -> None:
+    limiter = TokenBucketLimiter(capacity=1, refill_per_second=0.05, clock=lambda: 1_000.0)
+    app = create_ask_app(
+        site(), write_docs(tmp_path / "docs"), generator=ExtractiveGenerator(),
+        rate_limiter=limiter,
+    )  # fmt: skip
+    mount_turn(app, TurnSessionStore())
+    other = httpx.ASGITransport(app=app, client=("198.51.100.4", 5000))
+
+    async def go() -> list[httpx.Response]:
+        async with (
+            client(app) as mine,
+            httpx.AsyncClient(transport=other, base_url="http://testserver") as theirs,
+        ):
+            return [
+                await mine.post("/api/turn", json=submit(new_session_id(), "t1")),
+                await mine.post("/api/turn", json=submit(new_session_id(), "t1")),
+                await theirs.post("/api/turn", json=submit(new_session_id(), "t1")),
+            ]
+
+    allowed, limited, theirs = asyncio.run(go())
+    assert allowed.status_code == 200 and theirs.status_code == 200
+    assert limited.status_code == 429
+    assert limited.headers["retry-after"] == "20"  # one token at 0.05 per second
+    assert limited.json()["error"] == {
+        "version": 1,
+        "code": "ASK_RATE_LIMITED",
+        "message": MESSAGES["rate"],
         "retryable": True,
     }
