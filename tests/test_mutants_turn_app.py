@@ -7,11 +7,13 @@ turn routes mounted.
 """
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from _ask_helpers import site, write_docs
 from _ask_helpers import turn_submit as submit
@@ -20,7 +22,7 @@ from agentskit_web.server.ask_app import MESSAGES, create_ask_app
 from agentskit_web.server.auth import Principal
 from agentskit_web.server.generators import ExtractiveGenerator, GenerationRequest
 from agentskit_web.server.rate_limit import TokenBucketLimiter
-from agentskit_web.server.turn_app import mount_turn
+from agentskit_web.server.turn_app import create_turn_endpoint, mount_turn
 from agentskit_web.server.turn_limits import RunningTurns
 from agentskit_web.server.turn_store import TurnSessionStore
 
@@ -184,3 +186,56 @@ def test_submit_is_rate_limited_per_caller_with_a_retry_after(tmp_path: Path) ->
         "message": MESSAGES["rate"],
         "retryable": True,
     }
+
+
+BOUNDS_MESSAGE = "The lease and session bound must be positive and the snapshot interval >= 0."
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"lease_seconds": 0},
+        {"snapshot_interval": -0.001},
+        {"session_max_bytes": 0},
+        {"response_max_bytes": 0},
+    ],
+)
+def test_each_turn_bound_one_past_its_limit_is_refused(tmp_path: Path, option: Any) -> None:
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"))
+    with pytest.raises(ValueError, match=f"^{re.escape(BOUNDS_MESSAGE)}$"):
+        mount_turn(app, TurnSessionStore(), **option)
+
+
+def test_each_turn_bound_at_its_limit_is_accepted(tmp_path: Path) -> None:
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"))
+    turn = create_turn_endpoint(
+        app.state.ask,
+        TurnSessionStore(),
+        lease_seconds=0.001,
+        snapshot_interval=0,
+        session_max_bytes=1,
+        response_max_bytes=1,
+    )
+    assert turn.lease_seconds == 0.001 and turn.session_max_bytes == 1
+
+
+def test_a_turn_path_must_start_with_a_slash(tmp_path: Path) -> None:
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"))
+    with pytest.raises(ValueError, match=r"^The turn path must start with /\.$"):
+        mount_turn(app, TurnSessionStore(), path="api/turn")
+
+
+def test_a_turn_path_elsewhere_gets_its_own_feedback_route(tmp_path: Path) -> None:
+    """The widget sends feedback beside its endpoint: `/chat/turn` -> `/chat/feedback`."""
+    app = create_ask_app(site(), write_docs(tmp_path / "docs"))
+    mount_turn(app, TurnSessionStore(), path="/chat/turn")
+
+    async def go() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as http:
+            beside = await http.get("/chat/feedback")
+            nowhere = await http.get("/chat/nothing")
+            return beside, nowhere
+
+    beside, nowhere = asyncio.run(go())
+    assert nowhere.status_code == 404
+    assert beside.status_code == 405  # the feedback endpoint: POST only
