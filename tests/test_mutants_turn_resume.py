@@ -148,10 +148,10 @@ def test_a_resume_sends_each_new_snapshot_of_another_instances_turn_but_no_renew
     the lease renewals between them (same messages, new cursor) are not sent."""
     database = tmp_path / "shared.db"
     generator = StepGenerator("One ", "two ", "three.")
-    # Lease 0.9 s: the running instance renews after 0.3 s without a save, several
-    # times between two deltas 1 s apart, and each renewal is a newer cursor in the store.
+    # Lease 1.5 s: the running instance renews after 0.5 s without a save, twice
+    # between two deltas 1.2 s apart, and each renewal is a newer cursor in the store.
     holder = instance(tmp_path, "a", TurnSessionStore(database), generator=generator,
-                      lease_seconds=0.9)  # fmt: skip
+                      lease_seconds=1.5)  # fmt: skip
     reader = instance(tmp_path, "b", TurnSessionStore(database))
     session = new_session_id()
 
@@ -163,7 +163,7 @@ def test_a_resume_sends_each_new_snapshot_of_another_instances_turn_but_no_renew
             await asyncio.sleep(0.3)
             resumed = asyncio.create_task(http_b.get(f"/api/turn/{session}"))
             for step in (2, 3):
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(1.2)
                 generator.allow(step)
             await first
             return await asyncio.wait_for(resumed, WAIT_SECONDS)
