@@ -477,4 +477,4 @@ def test_a_reader_who_leaves_a_follow_does_not_hold_the_server(tmp_path: Path) -
         time.sleep(0.6)  # past two polls of the follow
         after = http.get(f"{server.url}/api/turn/{new_session_id()}")
         assert after.status_code == 404
-        assert app.state.ask._in_flight == {}, "the follow gave its caller's slot back"
+        assert app.state.ask.in_flight("ip:127.0.0.1") == 0, "the follow gave its slot back"
