@@ -284,15 +284,22 @@ def test_a_resume_that_loses_the_race_to_end_a_dead_turn_answers_the_winners_sna
 
 
 def test_a_resume_on_the_instance_running_the_turn_follows_it_to_its_end(tmp_path: Path) -> None:
+    """It starts at the latest snapshot (not an older retained line) and ends with the turn."""
     generator = StepGenerator("Partial ", "answer.")
-    app = instance(tmp_path, "a", TurnSessionStore(), generator=generator)
+    store = TurnSessionStore()
+    app = instance(tmp_path, "a", store, generator=generator)
     session = new_session_id()
+    key = TurnSessionKey("test-site", "anonymous", session)
+
+    def partial_saved() -> bool:
+        row = store.load_sync(key)
+        return row is not None and "Partial" in row.last_snapshot
 
     async def go() -> tuple[httpx.Response, httpx.Response]:
         async with client(app) as http:
             generator.allow(1)
             first = asyncio.create_task(http.post("/api/turn", json=submit(session, "t1")))
-            await generator.started.wait()
+            await until(partial_saved)
             resumed = asyncio.create_task(http.get(f"/api/turn/{session}"))
             await asyncio.sleep(0.6)  # past two store polls, were it polling the store
             generator.allow(2)
@@ -301,6 +308,7 @@ def test_a_resume_on_the_instance_running_the_turn_follows_it_to_its_end(tmp_pat
     first, resumed = asyncio.run(go())
     sent = snapshots(resumed)
     assert sent[0].payload.status == "streaming"
+    assert answer_text(sent[0]) == "Partial "  # the latest when it came, not the question's
     assert sent[-1].payload.status == "complete"
     assert answer_text(sent[-1]) == "Partial answer."
     assert sent[-1] == snapshots(first)[-1]
