@@ -8,6 +8,10 @@ diagnostic without a readable message shows.
 
 from typing import Any
 
+import pytest
+
+from agentskit_web.chat.view import render_plan
+from agentskit_web.chat.view.markdown_stream import MarkdownBlockSplitter
 from agentskit_web.chat.view.render_budget import RenderBudget
 from agentskit_web.chat.view.render_limits import (
     CODE_MAX_MARKERS,
@@ -187,3 +191,29 @@ def test_a_text_part_without_text_shows_nothing() -> None:
     assert plan.append([{"kind": "text", "text": None}, {"kind": "text", "text": 5}]) == []
     assert plan.append([{"kind": "text"}]) == []
     assert plan.finish() == []
+
+
+# -- text past the bounds is never split or parsed ---------------------------------------
+
+
+def test_text_past_the_bounds_never_reaches_the_splitter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A megabyte streamed in parts costs what the bound does: the splitter is handed at
+    most MESSAGE_MAX_CHARS characters and MESSAGE_MAX_LINES lines, however many parts come
+    (the output alone cannot tell: the budget cuts the shown text at the same place)."""
+    fed: list[str] = []
+
+    class CountingSplitter(MarkdownBlockSplitter):
+        def feed(self, text: str) -> list[str]:
+            fed.append(text)
+            return super().feed(text)
+
+    monkeypatch.setattr(render_plan, "MarkdownBlockSplitter", CountingSplitter)
+    for part in ("word " * 1_000, "line\n" * 100):
+        fed.clear()
+        plan = MessageRenderPlan()
+        for _ in range(1_000):
+            plan.append([text(part)])
+        plan.finish()
+        taken = "".join(fed)
+        assert len(taken) <= MESSAGE_MAX_CHARS and taken.count("\n") <= MESSAGE_MAX_LINES
+        assert len(taken) == MESSAGE_MAX_CHARS or taken.count("\n") == MESSAGE_MAX_LINES
