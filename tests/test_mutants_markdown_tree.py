@@ -1,0 +1,148 @@
+"""The Markdown view's safety rules that `make mutate` showed no test guarding (issue 36
+item 9): the parser as it is built (raw HTML, linkify and typographer off; tables and
+strikethrough on), which link targets stay live, what an image becomes, the nesting
+estimate for lists, indentation and later lines, and the plain-text fallbacks' node cost.
+
+The parser is built once per process and cached, so the tests that check how it is built
+reset the cache first (`fresh_parser`).
+"""
+
+from collections.abc import Iterator
+
+import pytest
+
+from agentskit_web.chat.view import markdown_tree
+from agentskit_web.chat.view.markdown_tree import IMAGE_LINK_CLASS, markdown_to_tree
+from agentskit_web.chat.view.render_budget import RenderBudget
+from agentskit_web.chat.view.render_limits import NESTING_MAX_DEPTH
+from agentskit_web.chat.view.tree import Child, Node, element, links_of, text_of, walk
+
+
+def tags(nodes: tuple[Child, ...], tag: str) -> list[Node]:
+    root = element("div", None, nodes)
+    return [n for e, n in walk(root) if e == "open" and isinstance(n, Node) and n.tag == tag]
+
+
+@pytest.fixture
+def fresh_parser(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(markdown_tree, "_parser", None)
+    yield
+
+
+# -- the parser as built -------------------------------------------------------------
+
+
+def test_raw_html_stays_text(fresh_parser: None) -> None:
+    nodes = markdown_to_tree('<div onclick="x()">a</div>\n\nb <img src=x onerror=y()> <b>c</b>')
+    root = element("div", None, nodes)
+    assert [n.tag for e, n in walk(root) if e == "open" and isinstance(n, Node)] == [
+        "div",
+        "p",
+        "p",
+    ]
+    assert '<div onclick="x()">a</div>' in text_of(root)
+    assert "<img src=x onerror=y()> <b>c</b>" in text_of(root)
+
+
+def test_bare_urls_are_not_linked_and_punctuation_is_kept(fresh_parser: None) -> None:
+    nodes = markdown_to_tree('See https://evil.example/phish and www.evil.example -- "quoted" (c)')
+    assert links_of(element("div", None, nodes)) == []
+    assert text_of(nodes[0]).strip() == (
+        'See https://evil.example/phish and www.evil.example -- "quoted" (c)'
+    )
+
+
+def test_tables_and_strikethrough_are_rendered(fresh_parser: None) -> None:
+    nodes = markdown_to_tree("|a|b|\n|-|-|\n|1|2|\n\n~~gone~~")
+    assert len(tags(nodes, "table")) == 1 and len(tags(nodes, "td")) == 2
+    assert [text_of(n) for n in tags(nodes, "s")] == ["gone"]
+
+
+def test_the_parser_is_built_once() -> None:
+    assert markdown_tree.markdown_parser() is markdown_tree.markdown_parser()
+
+
+# -- links and images --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "mailto:a@evil.example",
+        "ftp://files.evil.example/x",
+        "https://user:pw@evil.example/",
+        "//evil.example/phish",
+    ],
+)
+def test_a_link_markdown_it_accepts_but_we_do_not_stays_text(href: str) -> None:
+    nodes = markdown_to_tree(f"[label]({href})")
+    assert links_of(element("div", None, nodes)) == []
+    assert text_of(nodes[0]).strip() == "label"
+
+
+def test_an_image_keeps_its_title() -> None:
+    [paragraph] = markdown_to_tree('![Alt](/img/a.png "Tip") ![Far](https://cdn.example/b.png)')
+    assert isinstance(paragraph, Node)
+    near, far = [c for c in paragraph.children if isinstance(c, Node)]
+    assert dict(near.attrs) == {"href": "/img/a.png", "title": "Tip", "class": IMAGE_LINK_CLASS}
+    assert dict(far.attrs) == {"href": "https://cdn.example/b.png", "class": IMAGE_LINK_CLASS}
+
+
+def test_an_image_pointing_at_an_anchor_is_its_alt_text() -> None:
+    [paragraph] = markdown_to_tree("![Top](#top)")
+    assert isinstance(paragraph, Node) and paragraph.children == ("Top",)
+
+
+# -- nesting ---------------------------------------------------------------------------
+
+
+def _plain(nodes: tuple[Child, ...]) -> bool:
+    return len(nodes) == 1 and isinstance(nodes[0], Node) and nodes[0].attr("class") == "ak-plain"
+
+
+def test_list_markers_count_two_levels_each() -> None:
+    below = "- " * (NESTING_MAX_DEPTH // 2 - 1) + "deep"
+    assert not _plain(markdown_to_tree(below))
+    assert len(tags(markdown_to_tree(below), "ul")) == NESTING_MAX_DEPTH // 2 - 1
+    at_limit = "- " * (NESTING_MAX_DEPTH // 2) + "deep"
+    assert _plain(markdown_to_tree(at_limit))
+    assert text_of(markdown_to_tree(at_limit)[0]).strip() == at_limit.strip()
+
+
+def test_indentation_counts_one_level_per_two_columns() -> None:
+    assert _plain(markdown_to_tree(" " * (2 * NESTING_MAX_DEPTH) + "x"))
+    assert not _plain(markdown_to_tree(" " * (2 * NESTING_MAX_DEPTH - 2) + "x"))
+
+
+def test_a_deep_line_after_the_first_line_counts() -> None:
+    assert _plain(markdown_to_tree("intro\n" + "> " * NESTING_MAX_DEPTH + "deep"))
+
+
+def test_the_plain_text_fallback_costs_two_nodes() -> None:
+    deep = "> " * NESTING_MAX_DEPTH + "deep"
+    budget = RenderBudget(nodes=2)
+    assert _plain(markdown_to_tree(deep, budget)) and not budget.shortened
+    budget = RenderBudget(nodes=1)
+    assert markdown_to_tree(deep, budget) == () and budget.shortened
+
+
+# -- never raises ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", [5, b"x", None, ""])
+def test_anything_but_a_string_renders_nothing(source: object) -> None:
+    assert markdown_to_tree(source) == ()  # type: ignore[arg-type]
+
+
+class _BrokenParser:
+    def parse(self, source: str) -> list[object]:
+        raise RuntimeError("a parser bug")
+
+
+def test_a_parser_failure_shows_the_text_as_one_paragraph(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(markdown_tree, "_parser", _BrokenParser())
+    assert markdown_to_tree("**a** b", RenderBudget(nodes=2)) == (element("p", None, ("**a** b",)),)
+    budget = RenderBudget(nodes=1)
+    assert markdown_to_tree("**a** b", budget) == () and budget.shortened
