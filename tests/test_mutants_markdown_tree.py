@@ -77,6 +77,7 @@ def test_the_parser_is_built_once() -> None:
 def test_a_link_markdown_it_accepts_but_we_do_not_stays_text(href: str) -> None:
     nodes = markdown_to_tree(f"[label]({href})")
     assert links_of(element("div", None, nodes)) == []
+    assert tags(nodes, "a") == []  # not even an anchor without its href
     assert text_of(nodes[0]).strip() == "label"
 
 
