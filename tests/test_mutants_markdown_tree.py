@@ -14,7 +14,7 @@ import pytest
 from agentskit_web.chat.view import markdown_tree
 from agentskit_web.chat.view.markdown_tree import IMAGE_LINK_CLASS, markdown_to_tree
 from agentskit_web.chat.view.render_budget import RenderBudget
-from agentskit_web.chat.view.render_limits import NESTING_MAX_DEPTH
+from agentskit_web.chat.view.render_limits import NESTING_MAX_DEPTH, TABLE_MAX_ROWS
 from agentskit_web.chat.view.tree import Child, Node, element, links_of, text_of, walk
 
 
@@ -147,3 +147,31 @@ def test_a_parser_failure_shows_the_text_as_one_paragraph(
     assert markdown_to_tree("**a** b", RenderBudget(nodes=2)) == (element("p", None, ("**a** b",)),)
     budget = RenderBudget(nodes=1)
     assert markdown_to_tree("**a** b", budget) == () and budget.shortened
+
+
+# -- bounds on lists, code languages and tables ------------------------------------------
+
+
+def test_an_ordered_list_keeps_its_start_from_0_to_the_largest_commonmark_allows() -> None:
+    for start in (0, 999_999_999):
+        [listing] = markdown_to_tree(f"{start}. item")
+        assert isinstance(listing, Node) and listing.attr("start") == str(start)
+
+
+def test_a_code_language_name_at_the_limit_and_one_past() -> None:
+    for length, kept in ((32, True), (33, False)):
+        name = "a" * length
+        [code] = tags(markdown_to_tree(f"```{name}\nx\n```"), "code")
+        assert (code.attr("class") == f"language-{name}") is kept, length
+
+
+def test_a_table_row_past_the_limit_leaves_nothing_of_itself() -> None:
+    body = "".join(f"|r{i}|v{i}|\n" for i in range(TABLE_MAX_ROWS - 1))
+    source = "|h1|h2|\n|---|---|\n" + body + "|LAST|cell|\n|after|more|\n\nnext"
+    budget = RenderBudget()
+    nodes = markdown_to_tree(source, budget)
+    [table] = tags(nodes, "table")
+    assert len(tags((table,), "tr")) == TABLE_MAX_ROWS and budget.shortened
+    shown = text_of(element("div", None, nodes))
+    assert "LAST" not in shown and "cell" not in shown and "after" not in shown
+    assert shown.rstrip().endswith("next")
