@@ -175,3 +175,106 @@ def test_a_table_row_past_the_limit_leaves_nothing_of_itself() -> None:
     shown = text_of(element("div", None, nodes))
     assert "LAST" not in shown and "cell" not in shown and "after" not in shown
     assert shown.rstrip().endswith("next")
+
+
+# -- what the tree builder counts and keeps -------------------------------------------
+
+
+def test_a_code_block_costs_its_nodes_at_the_limit_and_one_past() -> None:
+    budget = RenderBudget(nodes=6)  # div, button, "Copy", pre, code, "x\n"
+    assert len(tags(markdown_to_tree("```\nx\n```", budget), "pre")) == 1
+    assert not budget.shortened and budget.nodes == 0
+    budget = RenderBudget(nodes=5)
+    assert tags(markdown_to_tree("```\nx\n```", budget), "pre") == [] and budget.shortened
+
+
+def test_adjacent_text_is_one_run_and_costs_one_node() -> None:
+    budget = RenderBudget(nodes=2)  # p and one text run
+    assert markdown_to_tree("a\nb", budget) == (element("p", None, ("a\nb",)),)
+    assert not budget.shortened
+
+
+def test_soft_and_hard_breaks() -> None:
+    [paragraph] = markdown_to_tree("*a* x *b* y\nz  \nw")
+    assert isinstance(paragraph, Node)
+    em = element("em", None, ("a",)), element("em", None, ("b",))
+    assert paragraph.children == (em[0], " x ", em[1], " y\nz", element("br"), "w")
+
+
+def test_a_cut_inside_a_list_keeps_what_was_built() -> None:
+    budget = RenderBudget(nodes=4)  # ul, li, "a", li: the third item does not fit
+    nodes = markdown_to_tree("- a\n- b\n- c\n", budget)
+    assert budget.shortened and len(tags(nodes, "ul")) == 1
+    assert text_of(element("div", None, nodes)).startswith("a")
+
+
+def test_header_cells_are_column_headers() -> None:
+    nodes = markdown_to_tree("|a|b|\n|-|-|\n|1|2|")
+    assert [th.attr("scope") for th in tags(nodes, "th")] == ["col", "col"]
+    assert [td.attr("scope") for td in tags(nodes, "td")] == [None, None]
+
+
+def test_each_table_counts_its_own_rows() -> None:
+    body = "".join(f"|r{i}|\n" for i in range(TABLE_MAX_ROWS - 1))
+    one = "|h|\n|-|\n" + body
+    budget = RenderBudget()
+    nodes = markdown_to_tree(one + "\npara\n\n" + one, budget)
+    assert [len(tags((t,), "tr")) for t in tags(nodes, "table")] == [TABLE_MAX_ROWS] * 2
+
+
+def test_text_after_a_cut_table_is_not_inside_it() -> None:
+    body = "".join(f"|r{i}|\n" for i in range(TABLE_MAX_ROWS + 2))
+    nodes = markdown_to_tree("|h|\n|-|\n" + body + "\nnext")
+    assert [n.tag for n in nodes if isinstance(n, Node)] == ["table", "p"]
+
+
+def test_code_languages_come_from_the_first_word_only() -> None:
+    [code] = tags(markdown_to_tree("```py title x\nx\n```"), "code")
+    assert code.attr("class") == "language-py"
+    [plain] = tags(markdown_to_tree("```\nx\n```"), "code")
+    assert plain.attr("class") is None
+    [pre] = tags(markdown_to_tree("```\nx\n```"), "pre")
+    assert pre.attr("data-lang") is None
+
+
+def test_code_block_keeps_its_language_and_copy_label() -> None:
+    block = markdown_tree.code_block("x", "py")
+    [code] = tags((block,), "code")
+    assert code.attr("class") == "language-py"
+    [button] = tags((block,), "button")
+    assert button.children == ("Copy",)
+
+
+# -- "More from the docs" ----------------------------------------------------------------
+
+MORE = "**More from the docs**\n"
+
+
+def _item_details(nodes: tuple[Child, ...]) -> list[Node]:
+    return [d for d in tags(nodes, "details") if d.attr("class") == markdown_tree.MORE_ITEM_CLASS]
+
+
+def test_an_item_of_one_line_and_its_quote_closes_over_the_quote() -> None:
+    source = MORE + "- One.\n  > Quoted one.\n"
+    full = RenderBudget()
+    nodes = markdown_to_tree(source, full)
+    [item] = _item_details(nodes)
+    assert text_of(item).startswith("One.")
+    # p, strong, label, ul, li, "One.", blockquote, p, quote: 9 parsed; details, summary: 2
+    assert RenderBudget().nodes - full.nodes == 11
+    at_limit = RenderBudget(nodes=11)
+    assert len(_item_details(markdown_to_tree(source, at_limit))) == 1
+    assert not at_limit.shortened
+
+
+def test_an_ordered_list_after_the_label_is_collapsed_with_its_start() -> None:
+    # A list starting at 3 cannot interrupt a paragraph (CommonMark): a blank line first.
+    nodes = markdown_to_tree(MORE + "\n3. One.\n   > Quoted.\n4. Two.\n")
+    [section] = [d for d in tags(nodes, "details") if d.attr("class") == markdown_tree.MORE_CLASS]
+    [listing] = tags((section,), "ol")
+    assert listing.attr("start") == "3"
+
+
+def test_an_item_that_is_only_a_quote_stays_as_it_is() -> None:
+    nodes = markdown_to_tree(MORE + "- > Only a quote.\n")
+    assert _item_details(nodes) == [] and len(tags(nodes, "blockquote")) == 1
