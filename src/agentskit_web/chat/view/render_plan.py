@@ -107,7 +107,8 @@ class MessageRenderPlan:
         return [*ops, *self._note()]
 
     def _take_in(self, text: str) -> str:
-        """The part of `text` that could still show: MESSAGE_MAX_CHARS and MESSAGE_MAX_LINES.
+        """The part of `text` that could still show: MESSAGE_MAX_CHARS and MESSAGE_MAX_LINES
+        (the newline that ends the last allowed line is the last character taken in).
 
         Text past those is never split or parsed (a restored megabyte costs what the
         bound does); the message is marked shortened when it finishes.
@@ -117,13 +118,17 @@ class MessageRenderPlan:
             text = text[:room]
             self._overflow = True
         lines = text.count("\n")
-        if self._lines_fed + lines > MESSAGE_MAX_LINES:
+        if self._lines_fed + lines >= MESSAGE_MAX_LINES:
+            # Nothing after the last allowed newline shows, even before its own newline
+            # comes: a streamed part ending in "y" would otherwise show a line that the
+            # same answer restored in one part ("y\nz\n") never shows.
             end = -1
             for _ in range(MESSAGE_MAX_LINES - self._lines_fed):
                 end = text.find("\n", end + 1)
-            text = text[: end + 1]
+            if end + 1 < len(text):
+                text = text[: end + 1]
+                self._overflow = True
             lines = MESSAGE_MAX_LINES - self._lines_fed
-            self._overflow = True
         self._fed += len(text)
         self._lines_fed += lines
         return text
