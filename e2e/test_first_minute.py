@@ -500,8 +500,9 @@ def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
     expect(page.locator("agentskit-ask dialog.ak-dialog")).to_be_hidden()
     page.wait_for_function("(id) => location.hash === '#' + id", arg=anchor)
     section = page.locator(f"[id='{anchor}']")
+    # The page scrolls to the section (smoothly on themes that ask for it: wait for it).
+    page.wait_for_function("scrollY > 0")
     expect(section).to_be_in_viewport()
-    assert page.evaluate("scrollY") > 0, "the page scrolled to the section"
     assert page.evaluate("window.stayed === true"), "the same page, scrolled, not reloaded"
     # A source on another page is a navigation: the dialog is not closed for it first.
     assert page.evaluate(
