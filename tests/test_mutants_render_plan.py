@@ -6,8 +6,6 @@ budget, the tail at the character bound, the manifest a plan was given, and what
 diagnostic without a readable message shows.
 """
 
-from typing import Any
-
 import pytest
 
 from agentskit_web.chat.view import render_plan
@@ -29,20 +27,7 @@ from agentskit_web.chat.view.render_plan import (
     shortened_note,
 )
 from agentskit_web.chat.view.tree import Child, Node, text_of, walk
-
-FRAME = {
-    "protocol": "agentskit.chat.component",
-    "version": 1,
-    "type": "render",
-    "componentKey": "source-list",
-    "instanceId": "c1",
-    "props": {"label": "Sources", "sources": [{"id": "s1", "title": "T", "url": "/t"}]},
-    "fallback": {"kind": "source-list", "summary": "Sources: T."},
-}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"kind": "text", "text": value}
+from test_render_plan import FRAME, text
 
 
 def fence(body: str) -> str:

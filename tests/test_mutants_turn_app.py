@@ -8,7 +8,6 @@ turn routes mounted.
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,29 +19,14 @@ from _ask_helpers import turn_submit as submit
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.server.ask_app import MESSAGES, create_ask_app
 from agentskit_web.server.auth import Principal
-from agentskit_web.server.generators import ExtractiveGenerator, GenerationRequest
+from agentskit_web.server.generators import ExtractiveGenerator
 from agentskit_web.server.rate_limit import TokenBucketLimiter
 from agentskit_web.server.turn_app import create_turn_endpoint, mount_turn
 from agentskit_web.server.turn_limits import RunningTurns
 from agentskit_web.server.turn_store import TurnSessionStore
+from test_turn_server import GatedGenerator
 
 ORIGIN = "https://docs.example"
-
-
-class Held:
-    """One delta, then waits for `release` (a turn that stays running)."""
-
-    model = None
-
-    def __init__(self) -> None:
-        self.release = asyncio.Event()
-        self.started = asyncio.Event()
-
-    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
-        yield "Partial "
-        self.started.set()
-        await self.release.wait()
-        yield "answer."
 
 
 def make_app(tmp_path: Path, generator: Any = None, **turn_options: Any) -> Any:
@@ -105,7 +89,7 @@ def test_a_refusal_before_the_body_is_read_closes_the_connection_and_one_after_d
 
 
 def test_the_per_client_running_cap_is_a_retryable_429(tmp_path: Path) -> None:
-    generator = Held()
+    generator = GatedGenerator()
     app = make_app(tmp_path, generator, running=RunningTurns(per_client=1), snapshot_interval=0)
 
     async def go() -> httpx.Response:

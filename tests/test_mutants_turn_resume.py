@@ -29,6 +29,7 @@ from agentskit_web.server.generators import ExtractiveGenerator, GenerationReque
 from agentskit_web.server.rate_limit import TokenBucketLimiter
 from agentskit_web.server.turn_app import mount_turn
 from agentskit_web.server.turn_store import TurnSessionKey, TurnSessionStore
+from test_turn_server import live_lease_elsewhere
 
 NDJSON = "application/x-ndjson; charset=utf-8"
 WAIT_SECONDS = 10.0
@@ -121,23 +122,6 @@ async def until(condition: Any) -> None:
         await asyncio.sleep(0.01)
 
 
-def live_lease_elsewhere(store: TurnSessionStore, session: str) -> None:
-    """A session whose turn another instance runs and keeps renewing (its lease lasts an hour)."""
-    key = TurnSessionKey("test-site", "anonymous", session, client_key="ip:203.0.113.7")
-    envelope = {
-        "protocol": "agentskit.chat.session",
-        "version": 1,
-        "sessionId": session,
-        "definitionId": "docs",
-        "definitionRevision": 1,
-        "updatedAt": "2026-01-01T00:00:00.000Z",
-        "cursor": 1,
-        "activeTurn": {"turnId": "t-elsewhere", "expiresAt": int(time.time() * 1000) + 3_600_000},
-        "confirmations": [],
-    }
-    assert store.save_sync(key, envelope, [], "{}", None, holder="instance-elsewhere")
-
-
 # --------------------------------------------------------------------------- following
 
 
@@ -211,6 +195,21 @@ def test_a_follow_ends_the_turn_as_interrupted_when_its_lease_runs_out(tmp_path:
     assert decode_turn_event(row.last_snapshot).event == sent[-1]  # the stored end was sent
 
 
+async def resume_after_the_holder_died(
+    holder: Any, reader: Any, generator: StepGenerator, session: str
+) -> httpx.Response:
+    """A turn starts on `holder`, which dies after its first delta; past its 0.3 s lease,
+    the reader on `reader` resumes the session."""
+    async with client(holder) as http_a, client(reader) as http_b:
+        generator.allow(1)
+        first = asyncio.create_task(http_a.post("/api/turn", json=submit(session, "t1")))
+        await generator.started.wait()
+        die(holder)
+        first.cancel()
+        await asyncio.sleep(0.6)
+        return await asyncio.wait_for(http_b.get(f"/api/turn/{session}"), WAIT_SECONDS)
+
+
 def test_a_resume_after_the_lease_ran_out_answers_the_interrupted_turn_alone(
     tmp_path: Path,
 ) -> None:
@@ -223,17 +222,7 @@ def test_a_resume_after_the_lease_ran_out_answers_the_interrupted_turn_alone(
     reader = instance(tmp_path, "b", TurnSessionStore(database), lease_seconds=0.3)
     session = new_session_id()
 
-    async def go() -> httpx.Response:
-        async with client(holder) as http_a, client(reader) as http_b:
-            generator.allow(1)
-            first = asyncio.create_task(http_a.post("/api/turn", json=submit(session, "t1")))
-            await generator.started.wait()
-            die(holder)
-            first.cancel()
-            await asyncio.sleep(0.6)
-            return await http_b.get(f"/api/turn/{session}")
-
-    sent = snapshots(asyncio.run(go()))
+    sent = snapshots(asyncio.run(resume_after_the_holder_died(holder, reader, generator, session)))
     assert len(sent) == 1
     assert sent[0].payload.error is not None
     assert sent[0].payload.error.code == "CHAT_TURN_INTERRUPTED"
@@ -266,17 +255,7 @@ def test_a_resume_that_loses_the_race_to_end_a_dead_turn_answers_the_winners_sna
                       site_config=site(limits__requestTimeoutMs=1000))  # fmt: skip
     session = new_session_id()
 
-    async def go() -> httpx.Response:
-        async with client(holder) as http_a, client(reader) as http_b:
-            generator.allow(1)
-            first = asyncio.create_task(http_a.post("/api/turn", json=submit(session, "t1")))
-            await generator.started.wait()
-            die(holder)
-            first.cancel()
-            await asyncio.sleep(0.6)
-            return await asyncio.wait_for(http_b.get(f"/api/turn/{session}"), WAIT_SECONDS)
-
-    sent = snapshots(asyncio.run(go()))
+    sent = snapshots(asyncio.run(resume_after_the_holder_died(holder, reader, generator, session)))
     assert not reader_store.armed, "the rival's settle happened"
     assert len(sent) == 1
     assert sent[0].payload.error is not None

@@ -37,6 +37,7 @@ from agentskit_web.server.persistence import PersistenceError
 from agentskit_web.server.turn_app import mount_turn
 from agentskit_web.server.turn_runner import TurnRun
 from agentskit_web.server.turn_store import TurnSessionKey, TurnSessionStore
+from test_turn_bounds import BreakingStore
 
 ADDRESS = ("203.0.113.7", 5000)
 SITE_ID = site()["siteId"]
@@ -492,18 +493,11 @@ def _fail_deep(depth: int) -> None:
     raise PersistenceError("disk I/O error near 'SECRET-QUESTION-TEXT'")
 
 
-class DeepBreakingStore(TurnSessionStore):
+class DeepBreakingStore(BreakingStore):
     """Saves the first snapshot, then fails every later save from deep in its stack."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.saves = 0
-
-    async def save(self, *args: Any, **kwargs: Any) -> bool:
-        self.saves += 1
-        if self.saves > 1:
-            _fail_deep(3)
-        return await super().save(*args, **kwargs)
+    def fail(self) -> None:
+        _fail_deep(3)
 
 
 def test_a_failure_is_logged_with_its_innermost_six_frames_as_file_and_line(

@@ -739,8 +739,11 @@ class BreakingStore(TurnSessionStore):
     async def save(self, *args: Any, **kwargs: Any) -> bool:
         self.saves += 1
         if self.saves > 1:
-            raise PersistenceError("disk I/O error near 'SECRET-QUESTION-TEXT'")
+            self.fail()
         return await super().save(*args, **kwargs)
+
+    def fail(self) -> None:
+        raise PersistenceError("disk I/O error near 'SECRET-QUESTION-TEXT'")
 
 
 def test_an_unexpected_failure_is_logged_with_ids_and_never_the_text(

@@ -161,6 +161,23 @@ def test_snapshots_are_coalesced_and_the_last_is_always_sent(tmp_path: Path) -> 
 # --------------------------------------------------------------------------- sessions
 
 
+def live_lease_elsewhere(store: TurnSessionStore, session: str) -> None:
+    """A session whose turn another instance runs and keeps renewing (its lease lasts an hour)."""
+    key = TurnSessionKey("test-site", "anonymous", session, client_key="ip:203.0.113.7")
+    envelope = {
+        "protocol": "agentskit.chat.session",
+        "version": 1,
+        "sessionId": session,
+        "definitionId": "docs",
+        "definitionRevision": 1,
+        "updatedAt": "2026-01-01T00:00:00.000Z",
+        "cursor": 1,
+        "activeTurn": {"turnId": "t-elsewhere", "expiresAt": int(time.time() * 1000) + 3_600_000},
+        "confirmations": [],
+    }
+    assert store.save_sync(key, envelope, [], "{}", None, holder="instance-elsewhere")
+
+
 class GatedGenerator:
     """Streams one delta, then waits for `release` (a turn that stays active)."""
 
@@ -757,19 +774,7 @@ def test_following_another_instances_turn_ends_at_the_turns_own_bound(tmp_path: 
     )  # fmt: skip
     mount_turn(app, store, lease_seconds=0.5)
     session = sid()
-    key = TurnSessionKey("test-site", "anonymous", session, client_key="ip:203.0.113.7")
-    envelope = {
-        "protocol": "agentskit.chat.session",
-        "version": 1,
-        "sessionId": session,
-        "definitionId": "docs",
-        "definitionRevision": 1,
-        "updatedAt": "2026-01-01T00:00:00.000Z",
-        "cursor": 1,
-        "activeTurn": {"turnId": "t-elsewhere", "expiresAt": int(time.time() * 1000) + 3_600_000},
-        "confirmations": [],
-    }
-    assert store.save_sync(key, envelope, [], "{}", None, holder="instance-elsewhere")
+    live_lease_elsewhere(store, session)
 
     async def go() -> tuple[float, httpx.Response]:
         async with client(app) as http:
