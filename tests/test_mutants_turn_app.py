@@ -1,7 +1,7 @@
 """The turn endpoint's admission: the rules mutation testing found unguarded.
 
 Issue 36 item 9: each test here failed on a surviving mutant of `turn_app`
-(docs/design/mutation-mut-turns.md lists them); the resume side is in
+(docs/design/mutation-turn-modules.md lists them); the resume side is in
 tests/test_mutants_turn_resume.py. Requests go through the Ask app with the
 turn routes mounted.
 """

@@ -1,7 +1,7 @@
 """Turn submit parsing and refusals: the rules mutation testing found unguarded.
 
 Issue 36 item 9: each test here failed on a surviving mutant of `turn_requests`
-(docs/design/mutation-mut-turns.md lists them). Requests go through the Ask
+(docs/design/mutation-turn-modules.md lists them). Requests go through the Ask
 app with the turn routes mounted, as a widget sends them.
 """
 

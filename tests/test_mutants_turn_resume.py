@@ -1,7 +1,7 @@
 """Resuming a session (`GET /api/turn/<id>`): the rules mutation testing found unguarded.
 
 Issue 36 item 9: each test here failed on a surviving mutant of `turn_resume`
-(docs/design/mutation-mut-turns.md lists them). "Another instance" is a second
+(docs/design/mutation-turn-modules.md lists them). "Another instance" is a second
 app over the same SQLite database (what two `serve-ask` processes sharing a
 store are); an instance "dies" as in `test_turn_server`: its turn task is
 cancelled and forgotten, its row keeps the lease. Requests go through the ASGI

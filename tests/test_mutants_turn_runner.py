@@ -1,7 +1,7 @@
 """Rules of the turn runner that no test could fail (issue 36, item 9: `make mutate`).
 
 Each test here was written against a surviving mutant of
-`server/turn_runner.py` (docs/design/mutation-mut-runner.md lists them): an
+`server/turn_runner.py` (docs/design/mutation-turn-runner.md lists them): an
 expired lease settled at its exact end, with the next sequence, zero usage and
 the last lineage kept; a turn id found only in the stored messages; the history
 the generator sees; the shutdown deadline ending a turn as interrupted with all
