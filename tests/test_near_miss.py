@@ -4,8 +4,7 @@ The engine gives them (`SearchIndex.find`, `StaticSearch.find`) marked as not
 grounded, while `search` still gives nothing; the backend and the page both say
 CLOSEST_MESSAGE and cite those sections, and neither quotes them nor hands them
 to a generator. A named thing the docs never use, a word in passing, or a
-coverage under CLOSEST_MIN_COVERAGE, or a question much of whose weight is in words the
-docs never use (UNKNOWN_MAX_SHARE), is still declined outright.
+coverage under CLOSEST_MIN_COVERAGE is still declined outright.
 """
 
 from __future__ import annotations
@@ -37,16 +36,6 @@ NEAR_MISS = "Can the lantern charge from a solar panel?"
 ANSWERED = "How do I charge the lantern in my car?"
 UNRELATED = "What is the airspeed velocity of an unladen swallow?"
 LIMIT = 3
-SHIPPED_UNKNOWN_CAP = decline.UNKNOWN_MAX_SHARE
-"""Read before any test lifts it."""
-
-
-@pytest.fixture(autouse=True)
-def _unknown_words_allowed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lantern site has some thirty words: no question a reader would ask is a near
-    miss in them alone ("solar" and "panel" are not among them). The tests of the near
-    miss's mechanics lift UNKNOWN_MAX_SHARE; the tests of that cap set it themselves."""
-    monkeypatch.setattr(decline, "UNKNOWN_MAX_SHARE", 1.0)
 
 
 def index() -> SearchIndex:
@@ -239,48 +228,3 @@ def test_closest_sections_whose_titles_hold_none_of_the_words_are_declined_outri
     assert index().find(NEAR_MISS, LIMIT).passages, "'charge' is in the closest heading"
     monkeypatch.setattr(decline, "titled", lambda *_: True)
     assert index().find(OFF_TOPIC, LIMIT).passages, "without the rule: a near miss"
-
-
-def unknown_share_of(question: str, monkeypatch: pytest.MonkeyPatch) -> float:
-    """The share of unknown words the decline test computes for the question (read as
-    it runs)."""
-    seen: list[float] = []
-    original = decline.unknown_share
-
-    def recorded(*args: object) -> float:
-        seen.append(original(*args))  # type: ignore[arg-type]
-        return seen[-1]
-
-    monkeypatch.setattr(decline, "unknown_share", recorded)
-    index().find(question, LIMIT)
-    monkeypatch.setattr(decline, "unknown_share", original)
-    assert len(seen) == 1
-    return seen[0]
-
-
-def test_a_near_miss_in_words_the_docs_never_use_is_declined_outright(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Round nine: "solar" and "panel" are not the lantern docs' words, so the question is
-    about something else and gets the plain decline at the shipped cap."""
-    monkeypatch.setattr(decline, "UNKNOWN_MAX_SHARE", SHIPPED_UNKNOWN_CAP)
-    share = unknown_share_of(NEAR_MISS, monkeypatch)
-    assert share > decline.UNKNOWN_MAX_SHARE
-    assert index().find(NEAR_MISS, LIMIT) == Found()
-    assert index().find(ANSWERED, LIMIT) != Found(), "an answer is not capped"
-
-
-def test_the_unknown_word_cap_at_the_limit_and_one_past(monkeypatch: pytest.MonkeyPatch) -> None:
-    share = unknown_share_of(NEAR_MISS, monkeypatch)
-    assert 0 < share < 1
-    monkeypatch.setattr(decline, "UNKNOWN_MAX_SHARE", share)
-    assert index().find(NEAR_MISS, LIMIT).passages, "at the cap: a near miss"
-    monkeypatch.setattr(decline, "UNKNOWN_MAX_SHARE", math.nextafter(share, 0.0))
-    assert index().find(NEAR_MISS, LIMIT) == Found(), "just under the cap: declined"
-
-
-def test_the_shipped_unknown_word_cap_is_in_the_tuning_gap() -> None:
-    """decline.UNKNOWN_MAX_SHARE: every value from 0 to 0.23 scores the same on the four
-    tuning halves; Starlette's "built-in login page and user registration" (0.24 unknown)
-    is a near miss again from 0.25 (docs/design/answer-eval.md, "Round nine")."""
-    assert 0.0 <= SHIPPED_UNKNOWN_CAP <= 0.23

@@ -125,8 +125,8 @@ def test_a_near_miss_from_the_backend_counts_as_declined(
     """A question the docs come close to but do not answer: near miss, right for `decline`."""
     path = tmp_path / "q.yaml"
     path.write_text(
-        "questions:\n  - question: Does the globe glow amber?\n    decline: true\n"
-        "  - question: Does the globe glow amber?\n    pages: [/guide/care/cleaning/]\n",
+        "questions:\n  - question: How do I replace the globe?\n    decline: true\n"
+        "  - question: How do I replace the globe?\n    pages: [/guide/care/cleaning/]\n",
         encoding="utf-8",
     )
     app = build_app(AskServeConfig(site_dir=site, pace_seconds=0.0))
@@ -140,8 +140,8 @@ def test_a_near_miss_from_the_backend_counts_as_declined(
         "declines 1/1 declined as they should; 1/1 questions with pages declined",
     ]
     assert (
-        out[-1] == "    expected /guide/care/cleaning/; got near miss: "
-        "/guide/care/cleaning/#wipe-the-globe, /guide/setup/charging/#charge-the-battery"
+        out[-1]
+        == "    expected /guide/care/cleaning/; got near miss: /guide/care/cleaning/#wipe-the-globe"
     )
 
 

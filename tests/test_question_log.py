@@ -16,7 +16,6 @@ import httpx
 import pytest
 
 from _ask_helpers import ThreadedUvicorn, ask_body, site, turn_submit, write_docs
-from agentskit_web.answering import decline
 from agentskit_web.protocol.content import decode_assistant_content
 from agentskit_web.protocol.limits import FEEDBACK_COMMENT_MAX_CHARS, FEEDBACK_MAX_BODY_BYTES
 from agentskit_web.server.ask_serve import AskServeConfig, StartupError, build_app
@@ -28,8 +27,6 @@ from agentskit_web.server.question_log import (
 
 ANSWERED = "How do I install the widget?"
 NEAR_MISS = "How do I configure the content policy of nginx?"
-"""A near miss only while `near_miss_with_unknown_words` lifts the unknown-word cap: the
-two-page test site has too few words for a reader's near miss in its own vocabulary."""
 DECLINED = "What is the capital of Mongolia?"
 TOKEN = "s3cret-token-for-tests"
 
@@ -102,14 +99,6 @@ def rows(path: Path) -> list[dict[str, Any]]:
         db.close()
 
 
-@pytest.fixture
-def near_miss_with_unknown_words(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lift decline.UNKNOWN_MAX_SHARE ("nginx" is no word of the test site): these tests
-    are about what the log keeps of each verdict, not about when a near miss is shown."""
-    monkeypatch.setattr(decline, "UNKNOWN_MAX_SHARE", 1.0)
-
-
-@pytest.mark.usefixtures("near_miss_with_unknown_words")
 def test_log_keeps_what_the_owner_needs_and_nothing_about_the_reader(
     server: ThreadedUvicorn, tmp_path: Path
 ) -> None:
@@ -367,7 +356,6 @@ def source_list_id(answer: dict[str, Any]) -> str | None:
     return None
 
 
-@pytest.mark.usefixtures("near_miss_with_unknown_words")
 def test_turn_answers_are_logged_and_take_feedback(server: ThreadedUvicorn, tmp_path: Path) -> None:
     session_id = "TurnReaderSession0000000001"
     answered = turn(server.url, session_id, "t-1", ANSWERED)

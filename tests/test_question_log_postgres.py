@@ -32,14 +32,7 @@ from agentskit_web.server.question_log_postgres import (
     QUESTION_LOG_QUEUE_MAX_ROWS,
     PostgresQuestionLog,
 )
-from test_question_log import (  # near_miss_with_unknown_words: a fixture, used by name
-    ANSWERED,
-    DECLINED,
-    NEAR_MISS,
-    ask,
-    feedback,
-    near_miss_with_unknown_words,  # noqa: F401
-)
+from test_question_log import ANSWERED, DECLINED, NEAR_MISS, ask, feedback
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "pw-Zq81-never-shown"
@@ -141,7 +134,6 @@ def wait_until(check: Callable[[], bool], seconds: float = 20) -> None:
 # --------------------------------------------------------------------------- rows
 
 
-@pytest.mark.usefixtures("near_miss_with_unknown_words")
 def test_the_same_rows_as_the_sqlite_log_and_nothing_about_the_reader(
     server: ThreadedUvicorn, log_url: str, tmp_path: Path
 ) -> None:
@@ -259,7 +251,6 @@ def test_the_queue_holds_its_bound_and_drops_and_counts_past_it(log_url: str) ->
     assert (log.failed, log.written) == (0, QUESTION_LOG_QUEUE_MAX_ROWS + 1)
 
 
-@pytest.mark.usefixtures("near_miss_with_unknown_words")  # "warm up: ..." is a near miss
 def test_a_stalled_database_never_holds_an_answer(tmp_path: Path, log_url: str) -> None:
     """The table locked against writes: the writer waits on it (its statement timeout set
     far past the test), the answers do not. A write on the event loop, or one the response
@@ -313,7 +304,6 @@ def log_rows(url: str) -> dict[str, float]:
     return {state: float(value) for state, value in found}
 
 
-@pytest.mark.usefixtures("near_miss_with_unknown_words")
 def test_the_writer_counts_are_on_the_metrics_page(tmp_path: Path, log_url: str) -> None:
     with ThreadedUvicorn(build_app(config(tmp_path, log_url)), AskServeConfig()) as running:
         assert ask(running.url, ANSWERED)[0] == 200

@@ -6,8 +6,7 @@ The tests below run over the best passages (one per part of the question):
   in the docs (IDF), that those passages hold must reach NOT_FOUND_COVERAGE, or
   that they and their page-mates among the best rows hold must reach
   PAGE_COVERAGE (a page answers where one of its sections names the thing and
-  the next shows how), or KNOWN_PAGE_COVERAGE for a question asked in the docs'
-  own words (at most UNKNOWN_MAX_SHARE of it in words the docs never use);
+  the next shows how);
 - in passing: a question of PASSING_MIN_TERMS words or more whose best
   passages hold only one of them, and that one only in their text (not in a
   heading or page title), is about something else;
@@ -29,9 +28,7 @@ an answerable question with nothing, where the closest sections often hold
 the answer. A named thing the docs never use, a word in passing, a
 coverage below that floor, or closest sections whose headings and page titles
 hold none of the question's words (`titled`: they share only words their text
-uses in passing, the mark of an off-topic question), or a question not asked in
-the docs' own words (more than UNKNOWN_MAX_SHARE of its weight in words the docs
-never use), are declined outright.
+uses in passing, the mark of an off-topic question) are declined outright.
 """
 
 import math
@@ -93,36 +90,6 @@ answerable Starlette question whose closest sections all miss), then 0.161 and 0
 (two unanswerable ones); 0.18 lies in that gap. The eval prints how many answerable
 questions get a near miss holding a right section and how many unanswerable ones get a
 near miss at all (`python -m agentskit_web.bench answers`)."""
-
-UNKNOWN_MAX_SHARE: Final = 0.12
-"""A question at most this share of whose weight (IDF-weighted, as NOT_FOUND_COVERAGE) is
-in words the docs never use is asked in the docs' own words: only such a question is shown
-as a near miss (above the share it is declined outright), and only such a question is
-answered by its page at KNOWN_PAGE_COVERAGE. A question that names something the site
-never mentions ("advertisements", "tkinter", "paginate") is about something else, and the
-sections that share its other words are no closer to it than any others.
-
-Chosen on the tuning halves of the four evals together, never on the held-out halves
-(`experiments/decline_signals/`; docs/design/answer-eval.md, "Round nine"): as the near
-miss's cap, every value from 0 to 0.23 declines outright one more unanswerable question on
-each of the four corpora and moves no page, recall or wrongly-declined figure; from 0.25
-Starlette loses one of them again ("a built-in login page and user registration", 0.24
-of its weight unknown). 0.12 is the middle of that range. The price: one answerable
-Starlette question ("gzip my responses to save bandwidth": neither "save" nor
-"bandwidth" is a docs word) no longer shows its right section as a near miss."""
-
-KNOWN_PAGE_COVERAGE: Final = 0.45
-"""A question asked in the docs' own words (UNKNOWN_MAX_SHARE) is answered when its best
-passages and their page-mates hold at least this share of it, lower than PAGE_COVERAGE.
-PAGE_COVERAGE is high because unanswerable questions reach 0.61 of page coverage on the
-tuning halves; every one of them that does has a word the docs never use ("paginate").
-Among questions in the docs' own words, the highest page share of an unanswerable tuning
-question not otherwise answered is 0.376 (Starlette, "inject a database session ... with
-Depends()"), and the lowest of an answerable one this bar gains is 0.53; every value from
-0.385 to 0.53 scores the same (Starlette page@3 0.553 -> 0.605, Click 0.600 -> 0.629, no
-unanswerable question answered, ours and Pydantic unchanged), and 0.45 is near the middle.
-Leave-one-corpus-out, the range chosen on the other three starts lower (0.31, under
-Starlette's 0.376), so the bar rests on few questions: see answer-eval.md."""
 
 PAGE_COVERAGE: Final = 0.66
 """A question whose best passages fall short of NOT_FOUND_COVERAGE is still answered when
@@ -277,22 +244,6 @@ def term_weights(
     return weights
 
 
-def unknown_share(
-    terms: Sequence[CoverageTerm],
-    weights: Sequence[tuple[float, set[int]]],
-    hits_of: Callable[[Phrase], Hits],
-) -> float:
-    """The IDF-weighted share of the question's words that no row of the docs holds
-    (UNKNOWN_MAX_SHARE)."""
-    total = sum(weight for weight, _ in weights)
-    unknown = sum(
-        weight
-        for (_, phrases), (weight, _) in zip(terms, weights, strict=True)
-        if not rows_of(hits_of, phrases)
-    )
-    return unknown / total if total > 0 else 0.0
-
-
 def coverage(weights: Sequence[tuple[float, set[int]]], rows: set[int]) -> float:
     """The IDF-weighted share of the question's words held by at least one of `rows`."""
     total = sum(weight for weight, _ in weights)
@@ -376,13 +327,11 @@ def verdict(
     share = coverage(weights, set(top))
     if share >= NOT_FOUND_COVERAGE:
         return "answered"
-    own_words = unknown_share(terms, weights, hits_of) <= UNKNOWN_MAX_SHARE
     mates = page_mates() if page_mates is not None else ()
     if mates:
         page = [*top, *mates]
-        page_share = coverage(term_weights(terms, page, hits_of, size), set(page))
-        if page_share >= (KNOWN_PAGE_COVERAGE if own_words else PAGE_COVERAGE):
+        if coverage(term_weights(terms, page, hits_of, size), set(page)) >= PAGE_COVERAGE:
             return "answered"
-    if own_words and share >= CLOSEST_MIN_COVERAGE and titled(terms, weights, top, hits_of):
+    if share >= CLOSEST_MIN_COVERAGE and titled(terms, weights, top, hits_of):
         return "closest"
     return "declined"
