@@ -11,6 +11,7 @@ import httpx
 
 from agentskit_web.answering.chunk import Passage
 from agentskit_web.protocol import AskEventDecoder, ask_event_wire_or_none
+from agentskit_web.server.ask_app import MESSAGES
 from agentskit_web.server.generators import GenerationRequest
 
 SITE: dict[str, Any] = {
@@ -333,3 +334,15 @@ class ThreadedUvicorn:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.socket.close()
+
+
+def assert_turn_rate_limited(reply: httpx.Response, retry_after: str) -> None:
+    """A turn endpoint's refusal for the caller's rate: 429, the wait, the typed error."""
+    assert reply.status_code == 429
+    assert reply.headers["retry-after"] == retry_after
+    assert reply.json()["error"] == {
+        "version": 1,
+        "code": "ASK_RATE_LIMITED",
+        "message": MESSAGES["rate"],
+        "retryable": True,
+    }
