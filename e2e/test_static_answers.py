@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -111,6 +112,10 @@ def page_path(generator: str, relative: str) -> str:
     return f"/{stem}/" if generator == "mkdocs" else f"/{stem}.html"
 
 
+HELD_MAX_S = 60
+"""The longest a held response waits before the server gives up on the test."""
+
+
 @dataclass
 class Host:
     """What the plain server saw and how it answers POSTs (405 by default)."""
@@ -125,6 +130,14 @@ class Host:
     fallback: set[str] = field(default_factory=set)
     """Paths answered as a single-page app's host answers a missing file during a deploy:
     200 and its HTML shell."""
+    parts_open: threading.Event = field(default_factory=threading.Event)
+    """Index parts (not manifests) are answered once this is set: a slow network, held."""
+    worker_open: threading.Event = field(default_factory=threading.Event)
+    """The offline service worker's script is answered once this is set."""
+
+    def __post_init__(self) -> None:
+        self.parts_open.set()
+        self.worker_open.set()
 
 
 SPA_SHELL = b"<!doctype html><html><head><title>Docs</title></head><body><div id=app></div>"
@@ -149,6 +162,10 @@ def plain_handler(host: Host) -> type[http.server.SimpleHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             host.paths.append(self.path)
+            if self.path.startswith(INDEX_PATH) and not MANIFEST_PATH.search(self.path):
+                assert host.parts_open.wait(HELD_MAX_S), "a held part was never let go"
+            if self.path.split("?", 1)[0].endswith("/agentskit-ask-sw.js"):
+                assert host.worker_open.wait(HELD_MAX_S), "the held worker was never let go"
             if self.path in host.fallback:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -244,6 +261,11 @@ def watch(server: BackgroundServer) -> Watch:
 
 def index_requests(host: Host) -> list[str]:
     return [path for path in host.paths if path.startswith(INDEX_PATH)]
+
+
+def held_parts(host: Host) -> list[str]:
+    """The index parts (not manifests) the page has asked the host for."""
+    return [path for path in index_requests(host) if not MANIFEST_PATH.search(path)]
 
 
 def source_hrefs(page: Page) -> list[str]:
@@ -493,6 +515,40 @@ class TestOffline:
         watch.allow_errors_at(
             {server.url + INDEX_PATH + name for name in needed_names} | set(theme_scripts)
         )
+
+    @pytest.mark.parametrize("host", [("mkdocs", "larger")], indirect=True, ids=["mkdocs"])
+    def test_parts_still_on_their_way_when_the_worker_takes_over_are_kept(
+        self, page: Page, host: Host, server: BackgroundServer
+    ) -> None:
+        """A slow network: the answer's parts are still arriving when the worker is set up
+        (its keep message made, the page not yet its client). They reach neither the message
+        nor the worker's own fetches, so the page hands them over as they arrive."""
+        home = host.root / "index.html"
+        html = home.read_text(encoding="utf-8")
+        home.write_text(html.replace("<agentskit-ask ", '<agentskit-ask offline="cache" ', 1))
+        host.worker_open.clear()
+        host.parts_open.clear()
+        try:
+            page.goto(server.url + "/")
+            widget = AskWidget(page).open()
+            widget.ask(QUESTION)
+            deadline = time.monotonic() + HELD_MAX_S / 2
+            while not held_parts(host) and time.monotonic() < deadline:
+                page.wait_for_timeout(50)
+            held = held_parts(host)
+            assert held, "the question asks for its parts"
+            host.worker_open.set()  # the worker installs while the parts are on their way
+            expect(page.locator("agentskit-ask")).to_have_attribute(
+                "data-offline", "ready", timeout=OFFLINE_READY_MS
+            )
+        finally:
+            host.worker_open.set()
+            host.parts_open.set()
+        assert widget.wait_answer() == "complete"
+        fetched = sorted(set(index_requests(host)))
+        kept = kept_parts_within(page, fetched, KEPT_PARTS_TIMEOUT_MS)
+        assert set(held) <= set(kept), "the parts that arrived late are kept"
+        assert kept == fetched
 
     @pytest.mark.parametrize("host", [("mkdocs", "larger")], indirect=True, ids=["mkdocs"])
     def test_a_new_build_drops_the_kept_files_of_the_builds_before_it(

@@ -405,6 +405,25 @@ function keptURLs(element) {
   return urls.filter((url) => new URL(url).origin === location.origin);
 }
 
+// An index file whose fetch had not ended when the keep message was made, and that did
+// not pass through the worker (the page was not yet its client: Resource Timing's
+// workerStart is 0), is handed to the worker once it ends, as the first ones were.
+function keepLateIndexFiles(worker, message) {
+  const url = staticIndexURL();
+  if (!url || typeof PerformanceObserver !== "function") return;
+  const folder = new URL(".", url).href;
+  const handed = new Set(message.urls);
+  new PerformanceObserver((entries) => {
+    const late = entries
+      .getEntries()
+      .filter((entry) => entry.name.startsWith(folder) && entry.workerStart === 0 && !handed.has(entry.name))
+      .map((entry) => entry.name);
+    if (late.length === 0) return;
+    for (const name of late) handed.add(name);
+    worker.postMessage({ ...message, urls: late }, [new MessageChannel().port2]);
+  }).observe({ type: "resource" });
+}
+
 async function keepOffline(element) {
   if (choice(element, "offline", OFFLINE_MODES) !== "cache" || element.dataset.offline) return;
   element.dataset.offline = "pending";
@@ -421,6 +440,7 @@ async function keepOffline(element) {
       channel.port1.onmessage = (event) => resolve(event.data);
       // scopePages: the site named a scope, so every page under it may be kept.
       const message = { type: "agentskit:keep", urls: keptURLs(element), scopePages: Boolean(custom) };
+      keepLateIndexFiles(worker, message);
       worker.postMessage(message, [channel.port2]);
     });
     if (reply.error || reply.missing.length || reply.failed.length) {
