@@ -535,6 +535,116 @@ def test_on_a_phone_the_open_dialog_fills_the_screen(
         assert {k: round(v) for k, v in box.items()} == full, box
 
 
+def test_on_a_phone_the_conversation_takes_the_screen_down_to_the_question_box(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    theme, server = served
+    page.set_viewport_size(PHONE)
+    page.goto(server.url + theme.other_page)
+    widget = AskWidget(page).open()
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete", widget.answer_error
+    gap = page.evaluate(
+        """() => {
+          const root = document.querySelector('agentskit-ask').shadowRoot;
+          const widget = root.querySelector('dialog .ak-widget');
+          const style = getComputedStyle(widget);
+          const inner = widget.getBoundingClientRect().bottom
+            - parseFloat(style.paddingBottom) - parseFloat(style.borderBottomWidth);
+          const shown = [...widget.children].filter((el) => el.getClientRects().length > 0);
+          return inner - Math.max(...shown.map((el) => el.getBoundingClientRect().bottom));
+        }"""
+    )
+    assert abs(gap) <= 1, f"{gap:.0f} px of empty screen below the question box"
+
+
+CONTRAST_JS = """() => {
+  const root = document.querySelector('agentskit-ask').shadowRoot;
+  const rgba = (text) => {
+    const match = /^rgba?\\(([^)]*)\\)$/.exec(text);
+    if (!match) return null;
+    const parts = match[1].split(/[\\s,/]+/).filter(Boolean).map(Number);
+    return [parts[0], parts[1], parts[2], parts.length > 3 ? parts[3] : 1];
+  };
+  const over = (top, under) => [0, 1, 2].map((i) => top[i] * top[3] + under[i] * (1 - top[3]));
+  const parentOf = (el) => el.parentElement || el.getRootNode().host || null;
+  const backdrop = (el) => {
+    const layers = [];
+    for (let at = el; at; at = parentOf(at)) {
+      const colour = rgba(getComputedStyle(at).backgroundColor);
+      if (colour === null) return null;
+      if (colour[3] > 0) layers.push(colour);
+      if (colour[3] === 1) break;
+    }
+    let under = [255, 255, 255];
+    for (const layer of layers.reverse()) under = over(layer, under);
+    return under;
+  };
+  const luminance = (rgb) => {
+    const [r, g, b] = rgb.map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const found = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (!node.textContent.trim() || !el || el.closest(':disabled, .ak-visually-hidden')) continue;
+    const rects = el.getClientRects();
+    if (rects.length === 0 || !el.checkVisibility({opacityProperty: true})) continue;
+    const style = getComputedStyle(el);
+    const text = rgba(style.color);
+    const under = backdrop(el);
+    if (text === null || under === null) {
+      found.push({text: node.textContent.trim().slice(0, 40), unread: style.color});
+      continue;
+    }
+    const fg = over(text, under);
+    const [hi, lo] = [luminance(fg), luminance(under)].sort((a, b) => b - a);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    found.push({text: node.textContent.trim().slice(0, 40), ratio: (hi + 0.05) / (lo + 0.05),
+                needed: large ? 3 : 4.5, color: style.color});
+  }
+  return found;
+}"""
+"""Every piece of text in the box that is on screen, with its WCAG contrast ratio against the
+colours painted under it (its own and its ancestors' backgrounds, alpha composited), and the
+ratio WCAG 2 AA asks of its size. Disabled controls and screen-reader-only text are exempt."""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_of_an_answer_is_readable_on_the_theme(
+    page: Page, served: tuple[Theme, PreviewServer], scheme: str
+) -> None:
+    theme, server = served
+    page.set_viewport_size(DESKTOP)
+    page.emulate_media(color_scheme="light")
+    page.goto(server.url + theme.other_page)
+    if scheme == "dark" and theme.dark_toggle is None:  # light only: the system is dark
+        page.emulate_media(color_scheme="dark")
+    elif scheme == "dark":
+        page.locator(theme.dark_toggle).first.click()
+        page.wait_for_function(
+            "document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'"
+        )
+    widget = AskWidget(page).open()
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete", widget.answer_error
+    page.evaluate(  # "More from the docs" and its quotes open, so their text is measured too
+        "document.querySelector('agentskit-ask').shadowRoot.querySelectorAll('details')"
+        ".forEach((details) => { details.open = true; })"
+    )
+    texts = page.evaluate(CONTRAST_JS)
+    assert len(texts) > 10, texts
+    unread = [t for t in texts if "unread" in t]
+    assert not unread, f"colours the test cannot read: {unread}"
+    poor = [t for t in texts if t["ratio"] < t["needed"]]
+    assert not poor, f"text under WCAG AA contrast on {theme.name} {scheme}: {poor}"
+
+
 def test_screenshots_desktop_light_and_phone_dark(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
