@@ -23,6 +23,7 @@ from agentskit_web.answering.answer_shape import MORE_FROM_THE_DOCS
 from agentskit_web.answering.chunk import Passage
 from agentskit_web.answering.extractive import (
     EXTRACTIVE_CODE_MAX_CHARS,
+    EXTRACTIVE_SHORT_SENTENCE_CHARS,
     LEAD_MAX_CHARS,
     LEAD_MAX_SENTENCES,
     PREVIEW_MAX_CHARS,
@@ -130,6 +131,49 @@ def test_a_lead_sentence_is_never_cut_only_skipped() -> None:
     # A passage with nothing that fits gives the lead to the next one.
     answer = extractive_answer("widget", [passage(too_long), passage("Widgets stream.")])
     assert answer.lead == 1 and answer.markdown.startswith("> Widgets stream. [2]")
+
+
+def _pointing_back(length: int) -> str:
+    """A sentence of `length` characters that opens with "This" and holds "widget note",
+    long enough that the short-sentence rule brings no neighbour."""
+    sentence = "This widget note " + "w" * (length - len("This widget note ") - 1) + "."
+    assert len(sentence) == length and length >= EXTRACTIVE_SHORT_SENTENCE_CHARS
+    return sentence
+
+
+def _unrelated(length: int) -> str:
+    sentence = "Opening " + "z" * (length - len("Opening ") - 1) + "."
+    assert len(sentence) == length
+    return sentence
+
+
+def test_a_lead_that_points_back_brings_the_sentence_before_it() -> None:
+    back = _pointing_back(200)
+    before = "Run make test from the project root."
+    answer = compose_extractive_answer("widget note", [passage(f"{before} {back} Unrelated.")])
+    assert lead_of(answer) == f"{before} {back} [1]"
+    # At the passage's start there is nothing before it: the lead is the sentence alone.
+    assert lead_of(compose_extractive_answer("widget note", [passage(back)])) == f"{back} [1]"
+    # "There", "Thus" and "These" inside a sentence point at nothing before.
+    plain = "There " + back.removeprefix("This ")
+    answer = compose_extractive_answer("widget note", [passage(f"{before} {plain}")])
+    assert lead_of(answer) == f"{plain} [1]"
+
+
+def test_the_sentence_before_comes_only_within_the_lead_bounds() -> None:
+    back = _pointing_back(250)
+    at_limit = _unrelated(LEAD_MAX_CHARS - 250)
+    answer = compose_extractive_answer("widget note", [passage(f"{at_limit} {back}")])
+    assert lead_of(answer) == f"{at_limit} {back} [1]"
+    past = _unrelated(LEAD_MAX_CHARS - 250 + 1)
+    answer = compose_extractive_answer("widget note", [passage(f"{past} {back}")])
+    assert lead_of(answer) == f"{back} [1]"
+    # A lead of LEAD_MAX_SENTENCES already takes no fourth sentence.
+    facts = [f"Widget note {i} holds." for i in range(LEAD_MAX_SENTENCES - 1)]
+    back = _pointing_back(150)
+    text = f"{_unrelated(60)} {back} {' '.join(facts)}"
+    lead = lead_of(compose_extractive_answer("widget note", [passage(text)]))
+    assert lead == f"{back} {' '.join(facts)} [1]"
 
 
 def test_a_how_to_question_gets_the_code_block_a_fact_question_does_not() -> None:

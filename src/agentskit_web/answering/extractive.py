@@ -41,6 +41,12 @@ LEAD_MAX_CHARS: Final = 400
 """Most characters of the sentences the answer opens with (whole sentences only)."""
 PREVIEW_MAX_CHARS: Final = 160
 """A "More from the docs" line shows at most this much of its quote's first sentence."""
+BACK_REFERENCES: Final = frozenset(
+    {"this", "these", "that", "those", "it", "its", "they", "their", "such"}
+)
+"""A lead sentence opening with one of these words points back at the sentence before it
+("This sets up everything it needs"): that sentence is quoted too, within the lead's
+bounds, so the answer does not open on a reference to something the reader never saw."""
 NOT_HOW_WORDS: Final = frozenset({"what", "why", "which", "who", "whom", "whose", "when", "where"})
 """A question opening with one of these asks for a fact, not a task: no code block."""
 DELTA_TARGET_CHARS: Final = 24
@@ -232,7 +238,8 @@ def asks_how(question: str) -> bool:
 def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> list[list[str]]:
     """What the answer opens with: the passage's sentences that hold the question's terms
     (at most LEAD_MAX_SENTENCES and LEAD_MAX_CHARS, whole sentences, in document order;
-    its first sentence when none does; a short one alone brings its neighbour), then,
+    its first sentence when none does; a short one alone brings its neighbour, and one
+    that points back, the sentence before it: `_with_antecedents`), then,
     for a how-to question, its code when on topic and at most EXTRACTIVE_CODE_MAX_CHARS.
     A sentence that introduces code (ends with ":") is left out when no code follows."""
     code = _code_quote(passage, question_terms, EXTRACTIVE_CODE_MAX_CHARS) if how else None
@@ -244,10 +251,34 @@ def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> list[li
     scores = [len(terms & question_terms) for _, terms in split]
     lengths = [len(sentence) for sentence in found]
     picked = _pick(scores, lengths, LEAD_MAX_SENTENCES, LEAD_MAX_CHARS) if found else []
-    runs = _runs(found, picked)
+    runs = _runs(found, _with_antecedents(picked, found, lengths))
     if code is not None:
         runs.append([code])
     return runs
+
+
+def points_back(sentence: str) -> bool:
+    """Whether a sentence opens with one of BACK_REFERENCES."""
+    words = WORD.findall(sentence[:24].lower())
+    return bool(words) and words[0] in BACK_REFERENCES
+
+
+def _with_antecedents(
+    picked: Sequence[int], found: Sequence[str], lengths: Sequence[int]
+) -> list[int]:
+    """`picked` plus, for each run that opens with a sentence pointing back
+    (BACK_REFERENCES), the sentence before it, while the lead stays within
+    LEAD_MAX_SENTENCES and LEAD_MAX_CHARS."""
+    chosen = set(picked)
+    size = sum(lengths[index] for index in chosen)
+    for index in sorted(picked):
+        before = index - 1
+        if before < 0 or before in chosen or not points_back(found[index]):
+            continue
+        if len(chosen) < LEAD_MAX_SENTENCES and size + lengths[before] <= LEAD_MAX_CHARS:
+            chosen.add(before)
+            size += lengths[before]
+    return sorted(chosen)
 
 
 def _preview(runs: Sequence[Sequence[str]]) -> str:

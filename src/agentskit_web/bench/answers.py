@@ -68,6 +68,7 @@ from ..answering.extractive import (
     NoQuotableText,
     compose_extractive_answer,
     extractive_answer,
+    points_back,
 )
 from ..answering.ranking import SearchIndex
 from ..server.retrieval import index_folder
@@ -211,14 +212,21 @@ def visible_chars(answer: str) -> int:
     return len(" ".join(_MARKUP.sub("", shown).split()))
 
 
-def answer_chars(question: str, passages: Sequence[Passage]) -> int | None:
-    """The visible length of the extractive answer over these passages (None: none)."""
+def answer_text(question: str, passages: Sequence[Passage]) -> str | None:
+    """The extractive answer over these passages (None: none)."""
     if not passages:
         return None
     try:
-        return visible_chars(compose_extractive_answer(question, passages))
+        return compose_extractive_answer(question, passages)
     except NoQuotableText:
         return None
+
+
+def opens_pointing_back(answer: str) -> bool:
+    """Whether the answer's first quote opens with a word that points back at a sentence
+    the reader was not shown ("This sets up ...": `extractive.BACK_REFERENCES`)."""
+    first = _MARKUP.sub("", answer.split("\n", 1)[0]).replace("\\", "")
+    return points_back(first.strip())
 
 
 # ------------------------------------------------------------------ scoring
@@ -236,6 +244,8 @@ class Outcome:
     """A near miss's closest sections (then `sections` is empty: nothing answered)."""
     answer_chars: int | None = None
     """The answer's visible characters before "More from the docs" (None: no answer)."""
+    points_back: bool = False
+    """Whether the answer opens on a back-reference (`opens_pointing_back`)."""
 
     @property
     def declined(self) -> bool:
@@ -298,6 +308,7 @@ class Scores:
     declined_outright: float = 0.0
     answer_p50: float = 0.0
     answer_p90: float = 0.0
+    points_back: float = 0.0
     p50_ms: float = 0.0
     p90_ms: float = 0.0
 
@@ -344,6 +355,9 @@ def score(outcomes: Sequence[Outcome]) -> Scores:
         declined_outright=_mean([1.0 if o.declined_outright else 0.0 for o in unanswerable]),
         answer_p50=percentile(lengths, 0.5),
         answer_p90=percentile(lengths, 0.9),
+        points_back=_mean(
+            [1.0 if o.points_back else 0.0 for o in answerable if o.answer_chars is not None]
+        ),
         p50_ms=percentile(milliseconds, 0.5),
         p90_ms=percentile(milliseconds, 0.9),
     )
@@ -364,9 +378,11 @@ def run_ranker(ranker: Ranker, questions: Sequence[EvalQuestion]) -> list[Outcom
         passages = found.answered
         closest = () if found.grounded else tuple(ranked_sections(found.passages))
         quoted = first_quote_section(question.question, passages[:ANSWER_SOURCES])
-        chars = answer_chars(question.question, passages[:ANSWER_SOURCES])
+        answer = answer_text(question.question, passages[:ANSWER_SOURCES])
+        chars = None if answer is None else visible_chars(answer)
+        back = answer is not None and opens_pointing_back(answer)
         outcomes.append(
-            Outcome(question, ranked_sections(passages), elapsed, quoted, closest, chars)
+            Outcome(question, ranked_sections(passages), elapsed, quoted, closest, chars, back)
         )
     return outcomes
 
@@ -510,7 +526,7 @@ def format_eval(result: EvalResult) -> str:
     header = (
         f"{'answers: ' + result.name:<26}{'split':<9}{'n':>4}{'R@1':>7}{'R@3':>7}{'MRR':>7}"
         f"{'quote1':>8}{'u':>4}{'declined':>10}{'wrong-decl':>11}{'closest-ok':>11}"
-        f"{'closest-u':>10}{'page@3':>8}{'outright':>9}{'chars50':>8}{'chars90':>8}"
+        f"{'closest-u':>10}{'page@3':>8}{'outright':>9}{'chars50':>8}{'chars90':>8}{'back':>7}"
         f"{'p50 ms':>8}{'p90 ms':>8}"
     )
     rows = [header, "-" * len(header)]
@@ -523,6 +539,7 @@ def format_eval(result: EvalResult) -> str:
                 f"{_figure(s.closest_right):>11}{_figure(s.closest_unanswerable):>10}"
                 f"{_figure(s.page_at3):>8}{_figure(s.declined_outright):>9}"
                 f"{_figure(s.answer_p50, 0):>8}{_figure(s.answer_p90, 0):>8}"
+                f"{_figure(s.points_back):>7}"
                 f"{_figure(s.p50_ms, 2):>8}{_figure(s.p90_ms, 2):>8}"
             )
     rows.append(
@@ -532,7 +549,8 @@ def format_eval(result: EvalResult) -> str:
         "section in their first 3; closest-u: unanswerable questions given a near miss; "
         "page@3: a page of an expected section among the first 3 sources; outright: "
         "unanswerable questions declined with no closest sections; chars50/chars90: the "
-        "answer's visible characters before 'More from the docs', median and p90; "
+        "answer's visible characters before 'More from the docs', median and p90; back: "
+        "answers opening on a back-reference ('This ...', 'It ...') to a sentence not shown; "
         "goals (issue 32, shipped, held-out): page@3 >= 0.9, R@3 >= 0.75, outright >= 0.9, "
         "wrong-decl <= 0.1, quote1 >= 0.8, chars50 <= 600, chars90 <= 1000, p50 ms <= 10"
     )
