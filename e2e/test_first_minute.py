@@ -1,4 +1,5 @@
-"""A reader's first minute on real MkDocs Material, Sphinx Furo and Pallets builds, defaults.
+"""A reader's first minute on real MkDocs Material and Sphinx (Furo, Pallets, pydata, Read
+the Docs, alabaster) builds, with the defaults.
 
 Each site is built for real (`mkdocs build`, `sphinx-build`) with the plugin or extension
 and no agentskit option at all, so what is checked is what an owner gets by default:
@@ -9,8 +10,10 @@ and no agentskit option at all, so what is checked is what an owner gets by defa
   version banner), and beneath the theme's phone drawer and its overlay when the reader
   opens it;
 - the box takes the theme's colours and follows the theme's own light/dark switch (its
-  toggle button, not the system setting); on the Pallets theme (Flask's), which is light
-  only, it stays light when the system is dark;
+  toggle button or menu, not the system setting); on the light-only themes (Flask's
+  Pallets theme, Read the Docs', Sphinx's default alabaster) it stays light when the
+  system is dark, in their colours;
+- every text of an answer meets WCAG AA contrast on every theme, light and dark;
 - a returning reader's next page paints the saved question, without Python, with no
   runtime request before they reach for the box; the launcher says a conversation waits;
   the glance is in the dialog the moment it opens and becomes the full conversation;
@@ -108,7 +111,7 @@ plugins:
 SPHINX_CONF = """
 project = "Lantern handbook"
 extensions = ["agentskit_web.sphinx"]
-html_theme = "furo"
+html_theme = "%s"
 html_static_path: list[str] = []
 """
 PALLETS_CONF = """
@@ -146,14 +149,17 @@ class Theme:
     name: str
     long_page: str
     other_page: str
-    fixed: str
+    fixed: str | None
     """Selector of the theme's own fixed or sticky chrome the launcher must stay clear of."""
-    reveal_top: str
+    reveal_top: str | None
     """Chrome the theme shows after scrolling down, then a little up (a back-to-top button)."""
     drawer: str | None
     """What opens the theme's navigation drawer on a phone (None: it has none)."""
-    dark_toggle: str | None
-    """The theme's own light/dark switch, clicked once: from light to dark (None: light only)."""
+    dark_toggle: tuple[str, ...]
+    """The theme's own light/dark switch: what is clicked, in order, to go from light to dark
+    (empty: the theme is light only)."""
+    accent: str | None = None
+    """A light-only theme's link colour the box takes as its accent (computed style)."""
 
 
 THEMES = {
@@ -164,7 +170,7 @@ THEMES = {
         ".md-header, .md-top, .md-tabs, .md-sidebar",
         ".md-top",
         "label.md-header__button[for='__drawer']",
-        "form[data-md-component='palette'] label:visible",
+        ("form[data-md-component='palette'] label:visible",),
     ),
     "furo": Theme(
         "furo",
@@ -173,7 +179,20 @@ THEMES = {
         ".mobile-header, .back-to-top, .sidebar-drawer, .toc-drawer",
         ".back-to-top",
         "label.nav-overlay-icon",
-        "button.theme-toggle:visible",
+        ("button.theme-toggle:visible",),
+    ),
+    # Its drawers are modal dialogs; its colour switch a menu (light, dark, system).
+    "pydata": Theme(
+        "pydata",
+        "/index.html",
+        "/other.html",
+        ".bd-header, #pst-back-to-top",
+        "#pst-back-to-top",
+        "button.primary-toggle:visible",
+        (
+            "button.theme-switch-button:visible",
+            "button.theme-change-button[data-mode='dark']:visible",
+        ),
     ),
     # No drawer (its sidebar follows the content on a phone) and no dark mode.
     "pallets": Theme(
@@ -183,11 +202,29 @@ THEMES = {
         "p.version-warning",
         "p.version-warning",
         None,
-        None,
+        (),
+        FLASK_LINK,
     ),
+    # Sphinx's default theme and Read the Docs': light only, with fixed colours.
+    "alabaster": Theme(
+        "alabaster", "/index.html", "/other.html", None, None, None, (), "rgb(0, 75, 107)"
+    ),
+    "rtd": Theme("rtd", "/index.html", "/other.html", None, None, None, (), "rgb(36, 114, 164)"),
 }
-SWITCHING = ["furo", "material"]
+FULL = ["furo", "material", "pallets", "pydata"]
+"""The themes every test runs on: their chrome, drawers and switches are named above."""
+SWITCHING = ["furo", "material", "pydata"]
 """The themes with a light/dark switch and a phone drawer."""
+LIGHT_ONLY = ["alabaster", "pallets", "rtd"]
+"""The themes with no dark mode: the box stays light, in their colours."""
+HTML_THEMES = {
+    "furo": "furo",
+    "pallets": "flask",
+    "pydata": "pydata_sphinx_theme",
+    "alabaster": "alabaster",
+    "rtd": "sphinx_rtd_theme",
+}
+"""Each Sphinx build's `html_theme`."""
 
 
 def _build(theme: str, root: Path) -> Path:
@@ -207,7 +244,9 @@ def _build(theme: str, root: Path) -> Path:
         (source / "other.rst").write_text(
             f"Night walks\n===========\n\n{OTHER}\n", encoding="utf-8"
         )
-        conf = PALLETS_CONF if theme == "pallets" else SPHINX_CONF
+        conf = PALLETS_CONF if theme == "pallets" else SPHINX_CONF % HTML_THEMES[theme]
+        if theme == "pydata":  # without a default mode the theme's own script logs an error
+            conf += 'html_context = {"default_mode": "auto"}\n'
         (source / "conf.py").write_text(textwrap.dedent(conf), encoding="utf-8")
         command = ["-m", "sphinx", "-q", "-b", "html", str(source), str(out)]
     done = subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
@@ -215,7 +254,7 @@ def _build(theme: str, root: Path) -> Path:
     return out
 
 
-@pytest.fixture(scope="module", params=sorted(THEMES))
+@pytest.fixture(scope="module", params=FULL)
 def served(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Theme, PreviewServer]]:
@@ -303,6 +342,7 @@ def test_the_launcher_is_in_the_first_viewport_clear_of_the_theme(
     page.mouse.wheel(0, 3000)
     page.wait_for_timeout(300)
     page.mouse.wheel(0, -300)
+    assert theme.reveal_top is not None and theme.fixed is not None
     expect(page.locator(theme.reveal_top).first).to_be_visible()
     chrome = _theme_boxes(page, theme.fixed)
     assert chrome, "the theme's fixed chrome was found"
@@ -333,6 +373,13 @@ def test_the_theme_drawer_opened_on_a_phone_lies_over_the_launcher(
     assert on_top != "agentskit-ask", "the launcher covers the theme's open drawer"
 
 
+def _switch_to_dark(page: Page, theme: Theme) -> None:
+    """Flip the theme's own switch to dark, and wait until the box has seen it."""
+    for selector in theme.dark_toggle:
+        page.locator(selector).first.click()
+    page.wait_for_function("document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'")
+
+
 def _scheme_colours(page: Page) -> dict[str, str]:
     return dict(
         page.evaluate(
@@ -354,19 +401,18 @@ def test_the_box_takes_the_theme_colours_and_follows_its_dark_switch(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
     theme, server = served
-    assert theme.dark_toggle is not None
+    assert theme.dark_toggle
     page.emulate_media(color_scheme="light")  # the system stays light: only the theme switches
     page.goto(server.url + theme.other_page)
     page.locator("agentskit-ask .ak-launcher").wait_for()
     light = _scheme_colours(page)
     assert light["box"] == light["page"], light
-    page.locator(theme.dark_toggle).first.click()
-    page.wait_for_function("document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'")
+    _switch_to_dark(page, theme)
     dark = _scheme_colours(page)
     assert dark["box"] == dark["page"] != light["page"], (light, dark)
 
 
-@pytest.mark.parametrize("served", ["pallets"], indirect=True)
+@pytest.mark.parametrize("served", LIGHT_ONLY, indirect=True)
 def test_on_a_light_only_theme_the_box_takes_its_colours_and_stays_light(
     page: Page, served: tuple[Theme, PreviewServer]
 ) -> None:
@@ -375,21 +421,24 @@ def test_on_a_light_only_theme_the_box_takes_its_colours_and_stays_light(
     page.goto(server.url + theme.other_page)
     page.locator("agentskit-ask .ak-launcher").wait_for()
     colours = _scheme_colours(page)
-    assert colours["box"] == colours["page"] == "rgb(255, 255, 255)", colours
+    assert colours["box"] == "rgb(255, 255, 255)", colours
     seen = page.evaluate(
         """() => {
           const root = document.querySelector('agentskit-ask').shadowRoot;
           const launcher = getComputedStyle(root.querySelector('.ak-launcher'));
           const widget = getComputedStyle(root.querySelector('.ak-widget'));
+          const prose = [...document.querySelectorAll('p')]
+            .find((p) => p.textContent.includes('Walking at night'));
           return {scheme: getComputedStyle(document.querySelector('agentskit-ask')).colorScheme,
                   accent: launcher.backgroundColor, text: widget.color,
-                  font: widget.fontFamily, pageText: getComputedStyle(document.body).color,
-                  pageFont: getComputedStyle(document.body).fontFamily};
+                  font: widget.fontFamily, pageText: getComputedStyle(prose).color,
+                  pageFont: getComputedStyle(prose).fontFamily};
         }"""
     )
+    # The page's text is its prose's (alabaster's <body> is black, its text #3e4349).
     # Form controls, scrollbars and the light-dark() colours (errors, focus ring) too.
     assert seen["scheme"] == "light", seen
-    assert seen["accent"] == FLASK_LINK, seen
+    assert seen["accent"] == theme.accent, seen
     assert seen["text"] == seen["pageText"] and seen["font"] == seen["pageFont"], seen
 
 
@@ -615,6 +664,7 @@ colours painted under it (its own and its ancestors' backgrounds, alpha composit
 ratio WCAG 2 AA asks of its size. Disabled controls and screen-reader-only text are exempt."""
 
 
+@pytest.mark.parametrize("served", sorted(THEMES), indirect=True)
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_every_text_of_an_answer_is_readable_on_the_theme(
     page: Page, served: tuple[Theme, PreviewServer], scheme: str
@@ -623,13 +673,10 @@ def test_every_text_of_an_answer_is_readable_on_the_theme(
     page.set_viewport_size(DESKTOP)
     page.emulate_media(color_scheme="light")
     page.goto(server.url + theme.other_page)
-    if scheme == "dark" and theme.dark_toggle is None:  # light only: the system is dark
+    if scheme == "dark" and not theme.dark_toggle:  # light only: the system is dark
         page.emulate_media(color_scheme="dark")
     elif scheme == "dark":
-        page.locator(theme.dark_toggle).first.click()
-        page.wait_for_function(
-            "document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'"
-        )
+        _switch_to_dark(page, theme)
     widget = AskWidget(page).open()
     widget.ask(QUESTION)
     assert widget.wait_answer() == "complete", widget.answer_error
@@ -651,17 +698,17 @@ def test_screenshots_desktop_light_and_phone_dark(
     """Looked at by a person (the report says so); asserted only to be written."""
     theme, server = served
     for size, scheme in (("desktop", "light"), ("phone", "dark")):
-        page.set_viewport_size(DESKTOP if size == "desktop" else PHONE)
+        # The switch is flipped on a desktop (pydata's is in its drawer on a phone); the
+        # themes keep the choice, so the phone view is dark too.
+        page.set_viewport_size(DESKTOP)
         page.emulate_media(color_scheme="light")
         page.goto(server.url + theme.other_page)
         page.locator("agentskit-ask .ak-launcher").wait_for()
-        if scheme == "dark" and theme.dark_toggle is None:  # light only: the system is dark
+        if scheme == "dark" and not theme.dark_toggle:  # light only: the system is dark
             page.emulate_media(color_scheme="dark")
         elif scheme == "dark":
-            page.locator(theme.dark_toggle).first.click()
-            page.wait_for_function(
-                "document.querySelector('agentskit-ask').dataset.pageScheme === 'dark'"
-            )
+            _switch_to_dark(page, theme)
+        page.set_viewport_size(DESKTOP if size == "desktop" else PHONE)
         path = ARTIFACTS / f"first-minute-{theme.name}-{size}-{scheme}.png"
         page.screenshot(path=str(path))
         AskWidget(page).open()

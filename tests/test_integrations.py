@@ -162,7 +162,7 @@ def test_sphinx_names_a_pallets_theme_for_the_stylesheet(
 def test_sphinx_names_no_site_theme_for_a_theme_the_stylesheet_does_not_know(
     tmp_path: Path, prebuilt: Path
 ) -> None:
-    done = _sphinx(tmp_path, f"agentskit_ask_assets_from={prebuilt}", "html_theme=alabaster")
+    done = _sphinx(tmp_path, f"agentskit_ask_assets_from={prebuilt}", "html_theme=classic")
     assert done.returncode == 0, done.stderr
     assert "site-theme" not in _embed(tmp_path / "site" / "index.html")[1]
 
@@ -171,7 +171,7 @@ def test_every_site_theme_the_plugins_write_has_a_rule_in_the_stylesheet() -> No
     from agentskit_web.integrations import mkdocs, sphinx_ext
 
     css = (ROOT / "web" / "agentskit-ask.css").read_text(encoding="utf-8")
-    written = set(mkdocs.SITE_THEMES) | set(sphinx_ext.SITE_THEMES.values())
+    written = set(mkdocs.SITE_THEMES.values()) | set(sphinx_ext.SITE_THEMES.values())
     assert {name for name in written if f'[site-theme="{name}"]' not in css} == set()
 
 

@@ -651,7 +651,8 @@ function samePageAnchor(link) {
 // ---------------------------------------------------------------- the page's theme
 // On a documentation theme with its own light/dark switch the box follows the switch,
 // not only prefers-color-scheme: MkDocs Material writes data-md-color-scheme on <body>
-// ("slate" is dark), Furo writes data-theme ("dark", "light" or "auto"). The loader
+// ("slate" is dark), Furo writes data-theme ("dark", "light" or "auto"), pydata-sphinx-theme
+// writes data-theme on <html> ("dark" or "light", resolved from its mode). The loader
 // mirrors it as data-page-scheme on each element; the stylesheet picks the palette
 // from it unless the element's theme attribute names light or dark.
 
@@ -660,8 +661,11 @@ function pageScheme() {
   if (!body) return "";
   const material = body.getAttribute("data-md-color-scheme");
   if (material) return material === "slate" ? "dark" : "light";
-  const furo = body.getAttribute("data-theme");
-  return furo === "dark" || furo === "light" ? furo : "";
+  // Furo on <body> ("auto" too: then the system decides), pydata-sphinx-theme on <html>.
+  for (const scheme of [body.getAttribute("data-theme"), document.documentElement.getAttribute("data-theme")]) {
+    if (scheme === "dark" || scheme === "light") return scheme;
+  }
+  return "";
 }
 
 function followPageScheme() {
@@ -675,7 +679,9 @@ function followPageScheme() {
   apply();
   if (shared.schemeObserver || !document.body) return;
   shared.schemeObserver = new MutationObserver(apply);
-  shared.schemeObserver.observe(document.body, { attributes: true, attributeFilter: ["data-md-color-scheme", "data-theme"] });
+  const watched = { attributes: true, attributeFilter: ["data-md-color-scheme", "data-theme"] };
+  shared.schemeObserver.observe(document.body, watched);
+  shared.schemeObserver.observe(document.documentElement, watched);
 }
 // ---------------------------------------------------------------- end of the page's theme
 

@@ -74,8 +74,10 @@ from .index_step import base_path_of
 from .publish import PublishSettings, publish_site
 
 log = logging.getLogger("mkdocs.plugins.agentskit-ask")
-SITE_THEMES: Final = frozenset({"material"})
-"""Themes the widget's own stylesheet knows (`site-theme` on the element, a `:host` rule).
+SITE_THEMES: Final = {"material": "material", "readthedocs": "rtd"}
+"""MkDocs theme -> the `site-theme` the widget's own stylesheet knows (on the element, a
+`:host` rule). MkDocs' readthedocs theme is Read the Docs' Sphinx theme ported: the same
+colours, light only, so it shares that theme's rule.
 
 Material sets the root font size to 125% and its text to .8rem; the widget sizes itself
 in rem, so without the rule it would be a quarter larger than the page's text. The rule
@@ -125,7 +127,7 @@ class AgentskitAskPlugin(BasePlugin[AgentskitAskConfig]):  # type: ignore[no-unt
 
     def on_config(self, config: Any) -> Any:
         theme = str(config["theme"].name)
-        self.site_theme = theme if theme in SITE_THEMES else None
+        self.site_theme = SITE_THEMES.get(theme)
         try:
             self.options = embed_options(dict(self.config))
         except EmbedConfigError as error:

@@ -18,15 +18,27 @@ SPHINX_SITE_THEMES: Final = {
     "click": "pallets-click",
     "jinja": "pallets-jinja",
     "werkzeug": "pallets-werkzeug",
+    "pydata_sphinx_theme": "pydata",
+    "alabaster": "alabaster",
+    "sphinx_rtd_theme": "rtd",
 }
 """`html_theme` -> the `site-theme` the widget's stylesheet knows (agentskit-ask.css):
 Furo's colours, its light/dark switch and its drawers' stacking on a phone; the Pallets
 themes' colours (pocoo and the projects' flavours of it, which differ only in their link
-colour), which are light only, so the box stays light whatever the system says."""
+colour), which are light only, so the box stays light whatever the system says;
+pydata-sphinx-theme's colours and its light/dark switch; Sphinx's default alabaster and
+Read the Docs' theme, light only too."""
+_STYLESHEET_THEMES: Final = {
+    **{name: name for name in ("furo", "pocoo", "flask", "click", "jinja", "werkzeug")},
+    "alabaster": "alabaster",
+    "pydata-sphinx-theme": "pydata_sphinx_theme",
+}
+"""The stylesheet a theme links from `_static/` -> its `html_theme` (most share its name;
+Read the Docs' `css/theme.css` says too little to be read as its theme)."""
 MATERIAL: Final = "material"
 _MATERIAL_META: Final = re.compile(rb'<meta name="generator" content="[^"]*mkdocs-material-')
 _SPHINX_STYLESHEET: Final = re.compile(
-    rb'<link rel="stylesheet"[^>]*href="(?:[^"]*/)?_static/(?:styles/)?([a-z]+)\.css[?"]'
+    rb'<link rel="stylesheet"[^>]*href="(?:[^"]*/)?_static/(?:styles/)?([a-z-]+)\.css[?"]'
 )
 
 
@@ -36,7 +48,7 @@ def site_theme_of_page(head: bytes) -> str | None:
     if _MATERIAL_META.search(head):
         return MATERIAL
     for match in _SPHINX_STYLESHEET.finditer(head):
-        name = match.group(1).decode()
-        if name in SPHINX_SITE_THEMES:
-            return SPHINX_SITE_THEMES[name]
+        html_theme = _STYLESHEET_THEMES.get(match.group(1).decode())
+        if html_theme is not None:
+            return SPHINX_SITE_THEMES[html_theme]
     return None
