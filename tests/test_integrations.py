@@ -46,9 +46,13 @@ def prebuilt(tmp_path: Path) -> Path:
     return folder
 
 
-def _mkdocs(tmp_path: Path, options: str) -> subprocess.CompletedProcess[str]:
+def _mkdocs(
+    tmp_path: Path, options: str, theme: str = "material"
+) -> subprocess.CompletedProcess[str]:
     config = (SITES / "mkdocs" / "mkdocs.yml").read_text(encoding="utf-8")
     config = config.replace("docs_dir: ../docs", f"docs_dir: {DOCS}")
+    assert "  name: material\n" in config
+    config = config.replace("  name: material\n", f"  name: {theme}\n")
     config = config.replace(
         "      storage_key: lumen:ask\n", f"      storage_key: lumen:ask\n{options}"
     )
@@ -163,24 +167,9 @@ def test_sphinx_names_a_pallets_theme_for_the_stylesheet(
 def test_mkdocs_names_the_site_theme_of_its_readthedocs_theme(
     tmp_path: Path, prebuilt: Path, theme: str, site_theme: str | None
 ) -> None:
-    done = _mkdocs_themed(tmp_path, prebuilt, theme)
+    done = _mkdocs(tmp_path, f"      assets_from: {prebuilt}\n", theme)
     assert done.returncode == 0, done.stderr
     assert _embed(tmp_path / "site" / "index.html")[1].get("site-theme") == site_theme
-
-
-def _mkdocs_themed(tmp_path: Path, prebuilt: Path, theme: str) -> subprocess.CompletedProcess[str]:
-    config = (SITES / "mkdocs" / "mkdocs.yml").read_text(encoding="utf-8")
-    config = config.replace("docs_dir: ../docs", f"docs_dir: {DOCS}")
-    assert "  name: material\n" in config
-    config = config.replace("  name: material\n", f"  name: {theme}\n")
-    config = config.replace(
-        "      storage_key: lumen:ask\n",
-        f"      storage_key: lumen:ask\n      assets_from: {prebuilt}\n",
-    )
-    written = tmp_path / "mkdocs.yml"
-    written.write_text(config, encoding="utf-8")
-    command = ["-m", "mkdocs", "build", "-q", "-f", str(written), "-d", str(tmp_path / "site")]
-    return subprocess.run([sys.executable, *command], capture_output=True, text=True, check=False)
 
 
 def test_sphinx_names_no_site_theme_for_a_theme_the_stylesheet_does_not_know(
