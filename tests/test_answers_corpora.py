@@ -31,6 +31,7 @@ from agentskit_web.bench.answers import (
     format_eval,
     load_eval_set,
     main,
+    opens_pointing_back,
     percentile,
     score,
     split_scores,
@@ -355,3 +356,15 @@ def test_visible_chars_counts_the_text_before_more_from_the_docs() -> None:
     answer = "Use `x` [1].\n\n> ```\n> code\n> ```\n\n<details>More from the docs: long"
     assert visible_chars(answer) == len("Use x . code")
     assert visible_chars("**Bold** answer [2]") == len("Bold answer")
+
+
+def test_back_counts_answers_whose_first_quote_opens_on_a_back_reference() -> None:
+    assert opens_pointing_back("> This sets up the venv. [1]\n\nMore")
+    assert opens_pointing_back("> *It* reports not ready. [1]")
+    assert not opens_pointing_back("> Run make test. This sets up the venv. [1]")
+    assert not opens_pointing_back("> There are two ways. [1]")
+    question = _question("any", ["/a/#x"])
+    back = Outcome(question, ["/a/"], 0.0, answer_chars=100, points_back=True)
+    plain = Outcome(question, ["/a/"], 0.0, answer_chars=100)
+    declined = Outcome(question, [], 0.0, points_back=False)  # no answer: not counted
+    assert score([back, plain, declined]).points_back == 0.5
