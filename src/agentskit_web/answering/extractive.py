@@ -259,8 +259,8 @@ def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> list[li
 
 def points_back(sentence: str) -> bool:
     """Whether a sentence opens with one of BACK_REFERENCES."""
-    words = WORD.findall(sentence[:24].lower())
-    return bool(words) and words[0] in BACK_REFERENCES
+    first = WORD.search(sentence)
+    return first is not None and first.group().lower() in BACK_REFERENCES
 
 
 def _with_antecedents(

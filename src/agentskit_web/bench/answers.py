@@ -65,8 +65,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..answering.answer_shape import MORE_FROM_THE_DOCS
 from ..answering.chunk import Found, Passage
 from ..answering.extractive import (
+    ExtractiveAnswer,
     NoQuotableText,
-    compose_extractive_answer,
     extractive_answer,
     points_back,
 )
@@ -186,16 +186,21 @@ def ranked_sections(passages: Sequence[Passage]) -> list[str]:
     return list(seen)
 
 
-def first_quote_section(question: str, passages: Sequence[Passage]) -> str | None:
-    """The section the extractive answer over these passages opens with (None: no answer),
-    composed exactly as the Ask app's extractive generator does."""
+def composed(question: str, passages: Sequence[Passage]) -> ExtractiveAnswer | None:
+    """The extractive answer over these passages, composed exactly as the Ask app's
+    extractive generator does (None: no passage, or nothing quotable)."""
     if not passages:
         return None
     try:
-        answer = extractive_answer(question, passages)
+        return extractive_answer(question, passages)
     except NoQuotableText:
         return None
-    return section_key(passages[answer.lead])
+
+
+def first_quote_section(question: str, passages: Sequence[Passage]) -> str | None:
+    """The section the extractive answer over these passages opens with (None: no answer)."""
+    answer = composed(question, passages)
+    return None if answer is None else section_key(passages[answer.lead])
 
 
 MORE_MARKER: Final = MORE_FROM_THE_DOCS
@@ -210,16 +215,6 @@ def visible_chars(answer: str) -> int:
     (markup removed, runs of white space counted once)."""
     shown = answer.split(MORE_MARKER, 1)[0]
     return len(" ".join(_MARKUP.sub("", shown).split()))
-
-
-def answer_text(question: str, passages: Sequence[Passage]) -> str | None:
-    """The extractive answer over these passages (None: none)."""
-    if not passages:
-        return None
-    try:
-        return compose_extractive_answer(question, passages)
-    except NoQuotableText:
-        return None
 
 
 def opens_pointing_back(answer: str) -> bool:
@@ -377,10 +372,11 @@ def run_ranker(ranker: Ranker, questions: Sequence[EvalQuestion]) -> list[Outcom
         found = ranked if isinstance(ranked, Found) else Found(tuple(ranked), grounded=True)
         passages = found.answered
         closest = () if found.grounded else tuple(ranked_sections(found.passages))
-        quoted = first_quote_section(question.question, passages[:ANSWER_SOURCES])
-        answer = answer_text(question.question, passages[:ANSWER_SOURCES])
-        chars = None if answer is None else visible_chars(answer)
-        back = answer is not None and opens_pointing_back(answer)
+        shown = passages[:ANSWER_SOURCES]
+        answer = composed(question.question, shown)
+        quoted = None if answer is None else section_key(shown[answer.lead])
+        chars = None if answer is None else visible_chars(answer.markdown)
+        back = answer is not None and opens_pointing_back(answer.markdown)
         outcomes.append(
             Outcome(question, ranked_sections(passages), elapsed, quoted, closest, chars, back)
         )
