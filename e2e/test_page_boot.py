@@ -233,6 +233,11 @@ def test_a_later_boot_that_finds_a_file_gone_retries_the_full_way_and_names_it(
     page.reload()
     show_intent(page)
     page.wait_for_selector("agentskit-ask[data-state=error]", state="attached", timeout=60_000)
+    # loadPyodide fetched the packages while it started, and logged the failure: the box says
+    # which package is missing, not an import error from deep in Python.
+    expect(page.locator("agentskit-ask .ak-error-message")).to_have_text(
+        "Could not install agentskit-web."
+    )
     page.locator("agentskit-ask .ak-retry").click()
     expect(page.locator("agentskit-ask .ak-error-message")).to_have_text(
         re.compile(r"Could not load http://\S+/agentskit_web-\S+\.whl \(HTTP 404\)"),

@@ -201,7 +201,8 @@ async function startFromCache(report) {
   report({ starting: true });
   const watch = watchRuntime([]);
   try {
-    return await installPackages(await Promise.race([startPyodide(), watch.failed]));
+    const started = startPyodide({ packages: ASSETS.packages }); // fetched while it starts
+    return await installPackages(await Promise.race([started, watch.failed]));
   } catch (error) {
     forgetFetched();
     throw error;
@@ -210,10 +211,17 @@ async function startFromCache(report) {
   }
 }
 
+// A later boot has given loadPyodide the packages, as a bare page with `packages` does: it
+// fetches them from the cache while the interpreter starts and installs them after its
+// bootstrap, logging a failure and going on. loadPackage here then finds them installed, or
+// tries once more; a package still missing is an error (the first boot's path, which fetches
+// the wheels itself, names the file).
 async function installPackages(pyodide) {
   bootStep("interpreter");
   await yieldToPage();
   await pyodide.loadPackage(ASSETS.packages, { checkIntegrity: true });
+  const missing = ASSETS.packages.filter((name) => !(name in pyodide.loadedPackages));
+  if (missing.length) throw new BootError(`Could not install ${missing.join(", ")}.`);
   bootStep("packages");
   await importInSlices(pyodide);
   bootStep("imported");
