@@ -152,8 +152,19 @@ def test_a_lead_that_points_back_brings_the_sentence_before_it() -> None:
     before = "Run make test from the project root."
     answer = compose_extractive_answer("widget note", [passage(f"{before} {back} Unrelated.")])
     assert lead_of(answer) == f"{before} {back} [1]"
-    # At the passage's start there is nothing before it: the lead is the sentence alone.
-    assert lead_of(compose_extractive_answer("widget note", [passage(back)])) == f"{back} [1]"
+    # At the section's start it points at the heading: the title goes above the quote and
+    # carries the [n] (one marker), so the reader sees what "This" is.
+    opening = passage(back, "Notes")
+    answer = compose_extractive_answer("widget note", [opening])
+    assert answer.startswith(f"*Guide › Notes* [1]\n\n> {back}\n")
+    assert answer.count("[1]") == 1
+    # A lead that opens the section on anything else has no title line.
+    plain_start = passage("Widget notes hold " + "w" * 200 + ".", "Notes")
+    assert compose_extractive_answer("widget note", [plain_start]).startswith("> Widget notes")
+    # Nor does one whose back-reference is not its section's first sentence, its
+    # antecedent left out for the bounds (test below): the title is not what it means.
+    far = passage(f"{_unrelated(LEAD_MAX_CHARS)} {back}", "Notes")
+    assert compose_extractive_answer("widget note", [far]).startswith(f"> {back} [1]")
     # "There", "Thus" and "These" inside a sentence point at nothing before.
     plain = "There " + back.removeprefix("This ")
     answer = compose_extractive_answer("widget note", [passage(f"{before} {plain}")])

@@ -235,7 +235,16 @@ def asks_how(question: str) -> bool:
     return bool(words) and words[0] not in NOT_HOW_WORDS
 
 
-def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> list[list[str]]:
+@dataclass(frozen=True, slots=True)
+class _Lead:
+    """The lead's quoted runs, and whether its first sentence opens the section pointing
+    back (`points_back`): then what it points at is the heading, which the answer shows."""
+
+    runs: list[list[str]]
+    heading_is_antecedent: bool
+
+
+def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> _Lead:
     """What the answer opens with: the passage's sentences that hold the question's terms
     (at most LEAD_MAX_SENTENCES and LEAD_MAX_CHARS, whole sentences, in document order;
     its first sentence when none does; a short one alone brings its neighbour, and one
@@ -251,10 +260,11 @@ def _lead_runs(passage: Passage, question_terms: set[str], how: bool) -> list[li
     scores = [len(terms & question_terms) for _, terms in split]
     lengths = [len(sentence) for sentence in found]
     picked = _pick(scores, lengths, LEAD_MAX_SENTENCES, LEAD_MAX_CHARS) if found else []
-    runs = _runs(found, _with_antecedents(picked, found, lengths))
+    chosen = _with_antecedents(picked, found, lengths)
+    runs = _runs(found, chosen)
     if code is not None:
         runs.append([code])
-    return runs
+    return _Lead(runs, bool(chosen) and chosen[0] == 0 and points_back(found[0]))
 
 
 def points_back(sentence: str) -> bool:
@@ -319,7 +329,9 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
 
     - the lead: from the first passage with quotable text, the sentences that hold the
       question's terms (at most three, about 400 characters) and, for a how-to
-      question, that passage's code block, as one quote with one [n];
+      question, that passage's code block, as one quote with one [n] (after the
+      passage's title, above the quote, when its first sentence opens the section
+      pointing back at the heading);
     - then, under "More from the docs", one line per other passage with quotable text:
       its title, its [n] and the first sentence of what it would quote, with that
       quote nested under the line (no second [n]); the view shows the list collapsed
@@ -339,10 +351,16 @@ def extractive_answer(question: str, passages: Sequence[Passage]) -> ExtractiveA
     more: list[str] = []
     for number, passage in enumerate(passages, start=1):
         if lead is None:
-            runs = _lead_runs(passage, question_terms, how)
-            if runs:
+            opening = _lead_runs(passage, question_terms, how)
+            if opening.runs:
                 lead = number - 1
-                blocks.append(_quote_block(runs, number))
+                if opening.heading_is_antecedent:
+                    # "These are any OPTIONS request …" means the heading's subject: the
+                    # heading goes above the quote and carries its [n].
+                    blocks.append(f"*{markdown_text(passage.title)}* [{number}]")
+                    blocks.append(_quote_block(opening.runs, None))
+                else:
+                    blocks.append(_quote_block(opening.runs, number))
             continue
         runs = quote_sentences(passage, question_terms)
         if runs:
