@@ -8,7 +8,6 @@ document frequency as a share of the rows). Whether the right section is first
 Tuning halves only: `.venv/bin/python experiments/near_miss_heading/features.py`
 """
 
-import math
 
 from agentskit_web.answering.decline import (
     COVERAGE_PASSAGES_PER_PART,
@@ -43,7 +42,7 @@ for name, (index, questions) in split_indexes("tuning", default_corpora()).items
         total = sum(w for w, _ in weights)
         head = 0.0
         rare = 1.0
-        for (word, phrases), (w, _) in zip(terms, weights, strict=True):
+        for (_word, phrases), (w, _) in zip(terms, weights, strict=True):
             titled = False
             for phrase in phrases:
                 for row, fields in index.hits(phrase).items():
@@ -56,8 +55,19 @@ for name, (index, questions) in split_indexes("tuning", default_corpora()).items
         first = [section_key(p) for p in found.passages][:1]
         right1 = bool(first) and page_of(first[0]) in {page_of(s) for s in q.expected}
         rows_out.append(
-            (name, "A" if answerable else "U", share, head / total if total else 0, rare, right1, q.question[:60])
+            (
+                name,
+                "A" if answerable else "U",
+                share,
+                head / total if total else 0,
+                rare,
+                right1,
+                q.question[:60],
+            )
         )
 
 for r in sorted(rows_out, key=lambda r: -r[3]):
-    print(f"{r[0]:<10}{r[1]} cov={r[2]:.2f} head={r[3]:.2f} rare={r[4]:.3f} right1={int(r[5])} {r[6]!r}")
+    print(
+        f"{r[0]:<10}{r[1]} cov={r[2]:.2f} head={r[3]:.2f} rare={r[4]:.3f} "
+        f"right1={int(r[5])} {r[6]!r}"
+    )
