@@ -8,7 +8,6 @@ document frequency as a share of the rows). Whether the right section is first
 Tuning halves only: `.venv/bin/python experiments/near_miss_heading/features.py`
 """
 
-
 from agentskit_web.answering.decline import (
     COVERAGE_PASSAGES_PER_PART,
     PAGE_MATE_ROWS,
