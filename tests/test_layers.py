@@ -111,9 +111,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+BASE_MODULES = ("lazy_exports", "package_steps", "page_packages", "extras", "chromium_sandbox")
+"""Top-level modules every layer may use: pure helpers with no layer of their own."""
+
+
 def layer_of(module: str) -> str:
     parts = module.split(".")[1:]
-    if not parts or parts[0] in ("lazy_exports", "page_packages", "extras", "chromium_sandbox"):
+    if not parts or parts[0] in BASE_MODULES:
         return "base"
     if parts[:2] == ["bench", "page"]:
         return "bench.page"

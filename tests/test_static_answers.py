@@ -626,6 +626,28 @@ def test_warming_up_builds_the_answer_paths_models_before_the_first_question() -
     assert done.returncode == 0, done.stderr
 
 
+def test_the_page_warms_up_in_steps_the_models_built_only_by_a_later_one() -> None:
+    """The page runs `warm_up_steps` one per idle callback: the work is split, so the
+    engine's imports, the search and the models' builds are not one long task."""
+    script = (
+        "from agentskit_web.protocol.ask_events import AskToolEvent\n"
+        "from agentskit_web.chat.static_answers import create_static_answers_adapter\n"
+        "adapter = create_static_answers_adapter(manifest_url='http://site.test/m.json')\n"
+        "steps = adapter.warm_up_steps()\n"
+        "assert len(steps) >= 4, steps\n"
+        "for step in steps[:2]:\n"
+        "    step()\n"
+        "assert not AskToolEvent.__pydantic_complete__\n"
+        "for step in steps[2:]:\n"
+        "    step()\n"
+        "assert AskToolEvent.__pydantic_complete__\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_stop_during_the_first_paint_pause_ends_quietly_after_the_first_words() -> None:
     files, manifest = real_host()
     source = real_adapter(files, manifest).create_source(

@@ -953,58 +953,66 @@ def boot_step(name: str) -> None:
     _page().performance.mark(f"agentskit:boot:{name}")
 
 
-def warm_up_when_idle(page: Any) -> None:
-    """Import the markdown parser once it is installed and the page is idle, so the first
-    answer never waits on it: one module per idle callback (`MARKDOWN_IMPORTS`), then the
-    parser, so no step is a long task of its own."""
-    import importlib
-
+def run_when_idle(
+    page: Any, steps: Sequence[Callable[[], object]], then: Callable[[], object], timeout_ms: int
+) -> None:
+    """Run `steps` one per idle callback (each its own task, so none adds up to a long
+    one while the reader types), then `then`. A step that raises only costs what it
+    warms (the first answer does that work itself). Without requestIdleCallback the
+    steps run now."""
     from pyodide.ffi import create_once_callable
 
-    from ..chat.view.markdown_tree import markdown_parser
-    from .boot_imports import MARKDOWN_IMPORTS
-
-    steps: list[Callable[[], Any]] = [
-        *(lambda name=name: importlib.import_module(name) for name in MARKDOWN_IMPORTS),
-        markdown_parser,
-    ]
+    left = list(steps)
     idle = getattr(page, "requestIdleCallback", None)
     if idle is None:
+        for step in left:
+            with contextlib.suppress(Exception):
+                step()
+        then()
         return
 
-    def warm(_deadline: Any = None) -> None:
-        with contextlib.suppress(Exception):  # a warm-up failure only costs the first render
-            steps.pop(0)()
-        if steps:
-            idle(create_once_callable(warm), _js_object({"timeout": 3000}))
+    def next_step(_deadline: Any = None) -> None:
+        with contextlib.suppress(Exception):
+            left.pop(0)()
+        if left:
+            idle(create_once_callable(next_step), _js_object({"timeout": timeout_ms}))
         else:
-            boot_step("markdown-warm")
+            then()
 
-    install_later_packages().add_done_callback(
-        lambda _task: idle(create_once_callable(warm), _js_object({"timeout": 3000}))
-    )
+    if left:
+        idle(create_once_callable(next_step), _js_object({"timeout": timeout_ms}))
+    else:
+        then()
+
+
+def warm_up_when_idle(page: Any) -> None:
+    """Import the markdown parser once it is installed and the page is idle, so the first
+    answer never waits on it: one module per idle callback (`MARKDOWN_IMPORTS`, through
+    package_steps.StepwiseImport: no step runs the package's `__init__`), then the
+    parser, so no step is a long task of its own."""
+    from ..chat.view.markdown_tree import markdown_parser
+    from ..package_steps import StepwiseImport
+    from .boot_imports import MARKDOWN_IMPORTS
+
+    def start(_task: Any) -> None:
+        importing = StepwiseImport("markdown_it", MARKDOWN_IMPORTS)
+        steps = [importing.step] * (len(MARKDOWN_IMPORTS) + 2) + [markdown_parser]
+        run_when_idle(page, steps, lambda: boot_step("markdown-warm"), 3000)
+
+    install_later_packages().add_done_callback(start)
 
 
 def warm_static_answers(page: Any, host: Any, adapter: Any) -> None:
-    """Once the page is idle, import what a static answer runs and read the index's
-    manifest when the reader's intent fetched it (chat/static_answers.py `warm`), so the
-    first question pays for neither."""
-    from pyodide.ffi import create_once_callable
-
+    """Once the page is idle, run what a static answer runs, a step per idle callback, and
+    read the index's manifest when the reader's intent fetched it (chat/static_answers.py
+    `warm_up_steps`, `read_manifest_early`), so the first question pays for neither."""
     try:
         wanted = bool(page.agentskitAsk.staticIndexWanted())
     except Exception:  # no loader: nothing was prefetched, fetch nothing early
         wanted = False
 
-    async def warm_and_say() -> None:
-        if await adapter.warm(wanted):
+    async def read_and_say() -> None:
+        if await adapter.read_manifest_early(wanted):
             host.setAttribute("data-index", "ready")  # tests and the bench wait on it
 
-    def warm(_deadline: Any = None) -> None:
-        spawn(warm_and_say())
-
-    idle = getattr(page, "requestIdleCallback", None)
-    if idle is None:
-        warm()
-        return
-    idle(create_once_callable(warm), _js_object({"timeout": 1000}))
+    run_when_idle(page, adapter.warm_up_steps(), lambda: spawn(read_and_say()), 1000)

@@ -77,6 +77,7 @@ PAGE_FILES: Final = (
     "agentskit_web/__init__.py",
     "agentskit_web/py.typed",
     "agentskit_web/lazy_exports.py",
+    "agentskit_web/package_steps.py",
     "agentskit_web/page_packages.py",
     "agentskit_web/protocol/",
     "agentskit_web/answering/",

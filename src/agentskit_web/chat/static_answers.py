@@ -355,35 +355,55 @@ class StaticAnswersAdapter:
     send = create_source
 
     async def warm(self, fetch_manifest: bool) -> bool:
-        """Get ready for the first question while the reader types it: import what an
-        answer runs and, when the reader already showed intent (the loader then fetched
-        the manifest into the HTTP cache), read the manifest. True when the manifest is
-        read; a failure is left for the first question to report."""
-        self._warm_answer_path()
+        """Get ready for the first question while the reader types it: run `warm_up_steps`
+        and, when the reader already showed intent (the loader then fetched the manifest
+        into the HTTP cache), read the manifest (`read_manifest_early`). The page runs the
+        steps one per idle callback instead, then reads the manifest."""
+        for step in self.warm_up_steps():
+            with contextlib.suppress(Exception):  # a warm-up failure only costs the first answer
+                step()
+        return await self.read_manifest_early(fetch_manifest)
+
+    async def read_manifest_early(self, fetch_manifest: bool) -> bool:
+        """Read the manifest now when `fetch_manifest` (the loader fetched it on intent).
+        True when it is read; a failure is left for the first question to report."""
         if fetch_manifest:
             with contextlib.suppress(_Failure):
                 await self.index()
         return self._search is not None
 
-    def _warm_answer_path(self) -> None:
-        """Run a made-up answer through what a real one runs, once: the engine's first
-        search and quote (regular expressions compiled on first use) and the Ask events'
-        models, which pydantic builds on their first validation (about 100 ms in CPython,
-        several times that in Pyodide, otherwise paid by the reader's first question)."""
-        from ..answering.chunk import Chunk
-        from ..answering.ranking import SearchIndex
-        from .ask.body import AskBodyReader
+    def warm_up_steps(self) -> list[Callable[[], object]]:
+        """A made-up answer run through what a real one runs, in steps that each end where
+        the next begins: the engine's modules, its first search and quote (regular
+        expressions compiled on first use), the Ask events' models, which pydantic builds
+        on their first validation, and the body reader's (about 100 ms in CPython, several
+        times that in Pyodide, otherwise paid by the reader's first question). Run back to
+        back they were one main-thread task of 240 ms at 4x CPU; a step fails (and those
+        after it, which need its result) only at the cost of the first answer."""
+        made: dict[str, Any] = {}
 
-        self._engine_parts()
-        chunk = Chunk("/", "warm-up", "Warm-up", "Warming up", WARM_UP_TEXT)
-        with contextlib.suppress(Exception):  # a warm-up failure only costs the first answer
-            passages = SearchIndex.from_chunks([chunk]).search(WARM_UP_QUESTION, 1)
-            answer = self.compose(WARM_UP_QUESTION, passages)
-            events = answer_events(answer, passages, "warm-up")
-            body = "".join(dump_json(event) + "\n" for event in events).encode("utf-8")
+        def search() -> None:
+            from ..answering.chunk import Chunk
+            from ..answering.ranking import SearchIndex
+
+            chunk = Chunk("/", "warm-up", "Warm-up", "Warming up", WARM_UP_TEXT)
+            made["passages"] = SearchIndex.from_chunks([chunk]).search(WARM_UP_QUESTION, 1)
+
+        def compose() -> None:
+            made["answer"] = self.compose(WARM_UP_QUESTION, made["passages"])
+
+        def events() -> None:
+            events = answer_events(made["answer"], made["passages"], "warm-up")
+            made["body"] = "".join(dump_json(event) + "\n" for event in events).encode("utf-8")
+
+        def read() -> None:
+            from .ask.body import AskBodyReader
+
             reader = AskBodyReader(NDJSON)
-            reader.feed(body)
+            reader.feed(made["body"])
             reader.finish()
+
+        return [self._engine_parts, search, compose, events, read]
 
     async def index(self) -> StaticSearchLike:
         """The search index, its manifest fetched on first use (a failure is not kept)."""

@@ -90,6 +90,9 @@ def markdown_parser() -> "MarkdownIt":
     """The shared parser: CommonMark + tables + strikethrough, raw HTML and linkify off."""
     global _parser
     if _parser is None:
+        from ...package_steps import finish
+
+        finish("markdown_it")  # an answer came while the widget was importing it in steps
         from markdown_it import MarkdownIt
 
         parser = MarkdownIt(
