@@ -687,6 +687,15 @@ def test_an_answer_one_char_past_the_bound_fails(tmp_path: Path) -> None:
     assert final.payload.error.code == "CHAT_TURN_FAILED"
 
 
+def test_usage_estimates_a_token_per_four_characters_rounded_up(tmp_path: Path) -> None:
+    """Generators report no token counts: the turn's usage is its characters / 4, rounded
+    up (17 characters are 5 tokens, 16 are 4), and the total is prompt plus completion."""
+    for chars, tokens in ((16, 4), (17, 5)):
+        usage = _answer_of(tmp_path / str(chars), ["a" * chars]).payload.usage
+        assert usage.completion_tokens == tokens
+        assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+
+
 # --------------------------------------------------------------------------- saves and the lease
 
 

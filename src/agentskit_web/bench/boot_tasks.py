@@ -15,6 +15,12 @@ conversation key removed, so the reload is not a returning reader). The baseline
 same run is the bare Pyodide + pydantic page (bench/raw.html) in its own context, counted
 from navigation to 4 s after `raw:ready`; the order of the two alternates per run.
 
+The same is measured on a docs site as owners ship it (`static`): the Starlette docs
+(../shared/corpora, read in place) built with MkDocs and the plugin, no endpoint, so the
+answer comes from the static index and the widget warms that path at idle after ready
+(bench/static_browser.py's build); its question is STATIC_QUESTION. The three pages
+alternate per run.
+
 Every long task is attributed to the boot step it ran in: the loader and the widget set a
 mark as each step ends (`agentskit:boot:<step>`, web/agentskit-ask.js), and a task
 belongs to the first step whose end mark is at or after the task's start.
@@ -24,11 +30,14 @@ from __future__ import annotations
 
 import statistics
 import sys
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .boot_runs import LONGTASK_OBSERVER
 from .harness import BOOT_TIMEOUT_MS, Session
+from .static_browser import CORPUS, build_corpus_site, serve
 
 TASK_GOAL_MS = 200.0
 BLOCKING_GOAL_MS = 300.0
@@ -36,6 +45,8 @@ BLOCKING_FLOOR_MS = 50.0
 AFTER_READY_MS = 4_000
 RATES = (4, 1)
 QUESTION = "How do I embed the Ask widget?"
+STATIC_QUESTION = "How do I add CORS headers to my app?"
+STATIC_PAGE = "/middleware/"
 RAW_PATH = "/bench/raw.html"
 
 # The step each end mark closes, in boot order (label, mark).
@@ -141,15 +152,15 @@ class Figures:
 
     longest: dict[tuple[int, str, str, str], list[float]] = field(default_factory=dict)
     blocking: dict[tuple[int, str, str, str], list[float]] = field(default_factory=dict)
-    steps: dict[tuple[int, str, str], list[float]] = field(default_factory=dict)
+    steps: dict[tuple[int, str, str, str], list[float]] = field(default_factory=dict)
 
     def add(self, key: tuple[int, str, str, str], span: Window) -> None:
         self.longest.setdefault(key, []).append(span.longest)
         self.blocking.setdefault(key, []).append(span.blocking)
 
-    def add_steps(self, rate: int, state: str, longest: dict[str, float]) -> None:
+    def add_steps(self, rate: int, state: str, kind: str, longest: dict[str, float]) -> None:
         for label, value in longest.items():
-            self.steps.setdefault((rate, state, label), []).append(value)
+            self.steps.setdefault((rate, state, kind, label), []).append(value)
 
 
 def _timeline(page: Any) -> dict[str, Any]:
@@ -173,7 +184,9 @@ def _raw_load(page: Any, navigate: Any, rate: int, state: str, figures: Figures)
     figures.add((rate, state, "raw", "boot"), span)
 
 
-def _widget_load(page: Any, navigate: Any, rate: int, state: str, figures: Figures) -> None:
+def _widget_load(
+    page: Any, navigate: Any, rate: int, state: str, figures: Figures, kind: str, question: str
+) -> None:
     navigate()
     page.wait_for_selector("agentskit-ask[data-state=idle]", state="attached")
     page.evaluate(SHOW_INTENT)
@@ -183,13 +196,13 @@ def _widget_load(page: Any, navigate: Any, rate: int, state: str, figures: Figur
     marks = timeline["marks"]
     intent, ready = marks["agentskit:intent"], marks["agentskit:ready"]
     boot = window(timeline["tasks"], intent, ready + AFTER_READY_MS)
-    figures.add((rate, state, "widget", "boot"), boot)
-    figures.add_steps(rate, state, attribute(boot.tasks, marks, STEPS))
-    asked = page.evaluate(ASK, QUESTION)
+    figures.add((rate, state, kind, "boot"), boot)
+    figures.add_steps(rate, state, kind, attribute(boot.tasks, marks, STEPS))
+    asked = page.evaluate(ASK, question)
     if asked["status"] != "complete":
         raise TasksBenchError(f"the first question ended {asked['status']!r}")
     tasks = _timeline(page)["tasks"]
-    figures.add((rate, state, "widget", "question"), window(tasks, asked["enter"], asked["done"]))
+    figures.add((rate, state, kind, "question"), window(tasks, asked["enter"], asked["done"]))
 
 
 def _context(session: Session, rate: int) -> tuple[Any, Any]:
@@ -210,17 +223,20 @@ def _raw_run(session: Session, url: str, rate: int, figures: Figures) -> None:
         context.close()
 
 
-def _widget_run(session: Session, url: str, rate: int, figures: Figures) -> None:
+def _widget_run(
+    session: Session, url: str, rate: int, figures: Figures, kind: str = "widget"
+) -> None:
     context, page = _context(session, rate)
+    path, question = (STATIC_PAGE, STATIC_QUESTION) if kind == "static" else ("/", QUESTION)
     try:
-        _widget_load(page, lambda: page.goto(url + "/"), rate, "cold", figures)
+        _widget_load(page, lambda: page.goto(url + path), rate, "cold", figures, kind, question)
         page.evaluate(FORGET_CONVERSATION)  # not a returning reader
-        _widget_load(page, lambda: page.reload(), rate, "warm", figures)
+        _widget_load(page, lambda: page.reload(), rate, "warm", figures, kind, question)
     finally:
         context.close()
 
 
-def run_boot_tasks(runs: int, session: Session) -> Figures:
+def run_boot_tasks(runs: int, session: Session, corpus: Path = CORPUS) -> Figures:
     """The figures of `runs` interleaved runs per CPU rate (see the module doc)."""
     from ..build.files import find_root
     from ..server.demo_server import DemoConfig, DemoServer
@@ -230,12 +246,20 @@ def run_boot_tasks(runs: int, session: Session) -> Figures:
         dist=session.dist, site=root / "docs/site.json", docs=root / "docs", pace_seconds=0.0
     )
     figures = Figures()
-    with DemoServer(config) as demo:
+    with (
+        tempfile.TemporaryDirectory(prefix="agentskit-boot-tasks-") as tmp,
+        DemoServer(config) as demo,
+        serve(build_corpus_site(corpus, Path(tmp)), corpus) as docs,
+    ):
+        pages = [
+            lambda rate: _raw_run(session, demo.url, rate, figures),
+            lambda rate: _widget_run(session, demo.url, rate, figures),
+            lambda rate: _widget_run(session, docs, rate, figures, "static"),
+        ]
         for run in range(runs):
             for rate in RATES:
-                order = (_raw_run, _widget_run) if run % 2 == 0 else (_widget_run, _raw_run)
-                for one in order:
-                    one(session, demo.url, rate, figures)
+                for index in range(len(pages)):
+                    pages[(run + index) % len(pages)](rate)
             print(f"  long-task run {run + 1}/{runs} done", file=sys.stderr, flush=True)
     return figures
 
@@ -261,8 +285,16 @@ def format_boot_tasks(figures: Figures, runs: int) -> str:
         ("  baseline: raw page", figures.blocking, "raw", "boot", None),
         (f"longest task, {question}", figures.longest, "widget", "question", TASK_GOAL_MS),
         (f"blocking time, {question}", figures.blocking, "widget", "question", BLOCKING_GOAL_MS),
+        ("docs site, static answers (Starlette):", None, "", "", None),
+        (f"  longest task, {boot}", figures.longest, "static", "boot", TASK_GOAL_MS),
+        (f"  blocking time, {boot}", figures.blocking, "static", "boot", BLOCKING_GOAL_MS),
+        (f"  longest task, {question}", figures.longest, "static", "question", TASK_GOAL_MS),
+        (f"  blocking time, {question}", figures.blocking, "static", "question", BLOCKING_GOAL_MS),
     )
     for label, table, page, span, goal in rows:
+        if table is None:
+            lines.append(f"  {label}")
+            continue
         values = [_median(table.get((rate, state, page, span))) for rate, state in columns]
         cells = "".join(f"{value:>12.0f}" for value in values)
         verdict = ""
@@ -270,11 +302,17 @@ def format_boot_tasks(figures: Figures, runs: int) -> str:
             met = all(value <= goal for value in values[:2])
             verdict = f"<= {goal:.0f} ({'ok' if met else 'MISSED'})"
         lines.append(f"  {label:<46}{cells}   {verdict}")
-    lines.append("  longest task by boot step (median over runs of each run's longest; - none):")
-    for label in [name for name, _ in STEPS] + [AFTER_STEPS]:
-        found = [figures.steps.get((rate, state, label)) for rate, state in columns]
-        if not any(found):
-            continue
-        cells = "".join(f"{_median(value):>12.0f}" if value else f"{'-':>12}" for value in found)
-        lines.append(f"    {label:<44}{cells}")
+    for kind, title in (("widget", "demo app"), ("static", "docs site, static answers")):
+        lines.append(
+            f"  longest task by boot step, {title} (median over runs of each run's longest; "
+            "- none):"
+        )
+        for label in [name for name, _ in STEPS] + [AFTER_STEPS]:
+            found = [figures.steps.get((rate, state, kind, label)) for rate, state in columns]
+            if not any(found):
+                continue
+            cells = "".join(
+                f"{_median(value):>12.0f}" if value else f"{'-':>12}" for value in found
+            )
+            lines.append(f"    {label:<44}{cells}")
     return "\n".join(lines)
