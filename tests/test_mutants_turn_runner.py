@@ -882,3 +882,87 @@ def test_followers_of_a_finished_run_get_its_lines_and_end() -> None:
         return await asyncio.wait_for(go(), timeout=10.0)  # generous: a hang fails
 
     assert asyncio.run(bounded()) == [b"one\n", b"two\n"]
+
+
+# --------------------------------------------------------------------------- lineage and outcome
+
+
+def _lineage_turn(
+    tmp_path: Path, messages: list[dict[str, Any]], lineage: dict[str, str], **options: Any
+) -> httpx.Response:
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, **options)
+    session = new_session_id()
+    seed_session(store, session, messages)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t9", lineage=lineage))
+
+    return asyncio.run(go())
+
+
+def test_a_retry_of_a_later_failed_turn_keeps_everything_before_its_question(
+    tmp_path: Path,
+) -> None:
+    """Retry re-asks the failed turn's question: the messages up to and including it are
+    kept (not only the first turn's), and its one failed answer is replaced."""
+    history = [
+        _message("user", "t1", "complete", "First?"),
+        _message("assistant", "t1", "complete", "First answer."),
+        _message("user", "t2", "complete", "Second?"),
+        _message("assistant", "t2", "error", ""),
+    ]
+    retry = {"operation": "retry", "parentTurnId": "t2", "sourceMessageId": "u-t2"}
+    response = _lineage_turn(tmp_path, history, retry)
+    assert response.status_code == 200
+    final = snapshots(response)[-1]
+    assert final.payload.status == "complete"
+    kept = [(m.id, m.content) for m in final.payload.messages[:-1]]
+    assert kept == [(m["id"], m["content"]) for m in history[:3]]
+    assert final.payload.messages[-1].role == "assistant"
+
+
+def test_a_retry_is_refused_when_more_than_one_message_follows_the_question(
+    tmp_path: Path,
+) -> None:
+    """A failed turn has one answer after its question; two (even both failed) is not a
+    turn this retry may replace."""
+    second_error = {**_message("assistant", "t1", "error", ""), "id": "a-t1-second"}
+    history = [_message("user", "t1", "complete", "First?"), _message("assistant", "t1", "error")]
+    retry = {"operation": "retry", "parentTurnId": "t1", "sourceMessageId": "u-t1"}
+    assert _lineage_turn(tmp_path / "one", history, retry).status_code == 200
+    refused = _lineage_turn(tmp_path / "two", [*history, second_error], retry)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "REQUEST_INVALID_EVENT"
+
+
+def test_a_regenerate_with_no_question_before_the_answer_is_refused(tmp_path: Path) -> None:
+    response = _lineage_turn(
+        tmp_path,
+        [_message("assistant", "t1", "complete", "An answer nobody asked for.")],
+        {"operation": "regenerate", "parentTurnId": "t1", "sourceMessageId": "a-t1"},
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "REQUEST_INVALID_EVENT"
+
+
+def test_a_complete_turn_carries_no_error_and_an_empty_answer_is_a_failed_turn(
+    tmp_path: Path,
+) -> None:
+    done = _answer_of(tmp_path / "done", ["An answer."]).payload
+    assert done.status == "complete" and done.error is None
+    empty = _answer_of(tmp_path / "empty", []).payload
+    assert empty.status == "error"
+    assert empty.error is not None and empty.error.code == "CHAT_TURN_FAILED"
+
+
+def test_the_64_newest_terminal_turns_are_kept() -> None:
+    from agentskit_web.server.turn_runner import _terminal
+
+    older = [{"turnId": f"t{i}", "outcome": "complete"} for i in range(64)]
+    kept = _terminal({"terminalTurns": older}, "t-new", "error")
+    assert len(kept) == 64
+    assert kept[0]["turnId"] == "t1" and kept[-1] == {"turnId": "t-new", "outcome": "error"}
+    at_limit = _terminal({"terminalTurns": older[1:]}, "t-new", "complete")
+    assert [t["turnId"] for t in at_limit] == [f"t{i}" for i in range(1, 64)] + ["t-new"]
