@@ -966,3 +966,28 @@ def test_the_64_newest_terminal_turns_are_kept() -> None:
     assert kept[0]["turnId"] == "t1" and kept[-1] == {"turnId": "t-new", "outcome": "error"}
     at_limit = _terminal({"terminalTurns": older[1:]}, "t-new", "complete")
     assert [t["turnId"] for t in at_limit] == [f"t{i}" for i in range(1, 64)] + ["t-new"]
+
+
+def test_a_turn_records_its_metrics_under_the_site_and_a_request_id(tmp_path: Path) -> None:
+    """The turn's metrics carry the site's ids, a request id of its own in the metrics'
+    format and the wall clock's time, as an Ask request's do (docs/operations.md). Found
+    by mutation testing: turns made `turn-<16 hex>` ids, which the metric refused, and
+    the recorder (which never fails a request) dropped every metric of every turn."""
+    from agentskit_web.server.metrics import MemoryMetrics, utc_timestamp
+
+    metrics = MemoryMetrics()
+    clock = WallClock(1_767_225_600.0)  # 2026-01-01T00:00:00Z
+    app = make_app(tmp_path, metrics=metrics, clock=clock)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    assert asyncio.run(go()).status_code == 200
+    assert metrics.records, "the turn recorded nothing"
+    site_config = app.state.ask.site
+    for metric in metrics.records:
+        assert (metric.site_id, metric.corpus_id) == (site_config.site_id, site_config.corpus_id)
+        assert re.fullmatch(r"req-[0-9a-f]{32}", metric.request_id)
+        assert metric.emitted_at == utc_timestamp(clock.now)
+    assert len({m.request_id for m in metrics.records}) == 1

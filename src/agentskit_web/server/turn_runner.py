@@ -563,7 +563,7 @@ class TurnRunner:
             self.ask.metrics,
             site_id=self.ask.site.site_id,
             corpus_id=self.ask.site.corpus_id,
-            request_id="turn-" + secrets.token_hex(8),
+            request_id=self.ask._request_ids(),  # the metrics format (req-<32 hex>)
             wall_clock=self.ask.clock.wall,
         )
         try:
