@@ -991,3 +991,38 @@ def test_a_turn_records_its_metrics_under_the_site_and_a_request_id(tmp_path: Pa
         assert re.fullmatch(r"req-[0-9a-f]{32}", metric.request_id)
         assert metric.emitted_at == utc_timestamp(clock.now)
     assert len({m.request_id for m in metrics.records}) == 1
+
+
+class StalledModel:
+    """Sends a few words, then waits for ever (a model that stopped sending)."""
+
+    model = None
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        yield "A start "
+        await asyncio.Event().wait()
+        yield "never"
+
+
+@pytest.mark.parametrize(
+    ("request_ms", "generation_ms"),
+    [(300, 60_000), (60_000, 300)],
+    ids=["request-deadline-first", "generation-timeout-first"],
+)
+def test_a_stalled_model_ends_the_turn_as_failed_at_the_nearer_deadline(
+    tmp_path: Path, request_ms: int, generation_ms: int
+) -> None:
+    """The generation gets the shorter of its own timeout and what is left of the
+    request's; when it runs out the turn is saved as failed, its text so far kept. The
+    other limit is a minute: were it the one used, the turn would outlast the 10 s wait."""
+    config = site(limits__requestTimeoutMs=request_ms, limits__generationTimeoutMs=generation_ms)
+    app = make_app(tmp_path, config=config, generator=StalledModel())
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    response = asyncio.run(asyncio.wait_for(go(), timeout=10))
+    final = snapshots(response)[-1].payload
+    assert final.status == "error"
+    assert final.error is not None and final.error.code == "CHAT_TURN_FAILED"
