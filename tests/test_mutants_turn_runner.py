@@ -696,6 +696,24 @@ def test_usage_estimates_a_token_per_four_characters_rounded_up(tmp_path: Path) 
         assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
 
 
+def test_prompt_usage_counts_the_question_and_the_passages_the_model_was_given(
+    tmp_path: Path,
+) -> None:
+    """Prompt tokens are the question's, the history's and the passages' characters / 4,
+    rounded up: the passages are added to what the question already counts."""
+    from _ask_helpers import PASSAGE
+
+    app = make_app(tmp_path)
+    question = "q" * 40
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1", question))
+
+    usage = snapshots(asyncio.run(go()))[-1].payload.usage
+    assert usage.prompt_tokens == -(-(len(question) + len(PASSAGE.text)) // 4)
+
+
 # --------------------------------------------------------------------------- saves and the lease
 
 
