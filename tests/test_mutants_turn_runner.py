@@ -1044,3 +1044,29 @@ def test_a_stalled_model_ends_the_turn_as_failed_at_the_nearer_deadline(
     final = snapshots(response)[-1].payload
     assert final.status == "error"
     assert final.error is not None and final.error.code == "CHAT_TURN_FAILED"
+
+
+class MixedModel:
+    """A generator that also yields things that are not text (an owner's plugin bug)."""
+
+    model = None
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[Any]:
+        for piece in ("Add ", 7, b"bytes", "", None, "the element."):
+            yield piece
+
+
+def test_pieces_of_a_generator_that_are_not_text_are_skipped(tmp_path: Path) -> None:
+    final = _answer_of_model(tmp_path, MixedModel())
+    assert final.payload.status == "complete"
+    assert text_of(final) == "Add the element."
+
+
+def _answer_of_model(tmp_path: Path, model: Any) -> SnapshotTurnEvent:
+    app = make_app(tmp_path, generator=model)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    return snapshots(asyncio.run(go()))[-1]
