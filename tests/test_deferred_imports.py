@@ -59,3 +59,19 @@ def test_importing_the_widget_defers_the_catalog_models_the_body_reader_and_mark
 )
 def test_first_use_loads_what_was_deferred(code: str, module: str) -> None:
     assert module in loaded_after(code)
+
+
+def test_the_ask_adapters_idle_steps_load_the_first_answers_modules_and_models() -> None:
+    """What the widget runs one per idle callback after ready for an Ask endpoint: the
+    body reader and the standard components, deferred at mount, and the event models."""
+    loaded = loaded_after(
+        "from agentskit_web.chat.ask.adapter import create_ask_adapter\n"
+        "from agentskit_web.protocol.ask_events import AskDoneEvent, AskTextEvent\n"
+        "steps = create_ask_adapter(endpoint='/api/ask').warm_up_steps()\n"
+        "assert len(steps) >= 8 and not AskTextEvent.__pydantic_complete__\n"
+        "for step in steps:\n"
+        "    step()\n"
+        "assert AskTextEvent.__pydantic_complete__ and AskDoneEvent.__pydantic_complete__\n"
+    )
+    assert "agentskit_web.chat.ask.body" in loaded
+    assert "agentskit_web.chat.components.standard" in loaded

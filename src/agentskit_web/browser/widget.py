@@ -881,6 +881,8 @@ async def mount(
         await install_later_packages()  # a restored conversation is drawn before ready
     if getattr(definition.adapter, "answers", None) == "static":
         warm_static_answers(widget.page, host, definition.adapter)
+    elif hasattr(definition.adapter, "warm_up_steps"):  # the Ask stream's first answer
+        run_when_idle(widget.page, definition.adapter.warm_up_steps(), lambda: None, 1000)
     if knowledge is None and settings.knowledge_url:
         # Questions wait for the artifact, so an FAQ question asked right away is still local.
         widget.conversation.knowledge_pending = spawn(

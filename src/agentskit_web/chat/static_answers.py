@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import re
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
@@ -58,6 +57,7 @@ from .ask.adapter import (
     build_ask_request,
     status_message,
 )
+from .ask.warm_up import answer_path_steps
 from .once_source import OnceSource, StreamChunk
 
 if TYPE_CHECKING:
@@ -107,9 +107,6 @@ QUESTION_TOO_WIDE_MESSAGE: Final = (
     "This question touches too much of the index at once; ask it in fewer words."
 )
 GENERATION_FAILED_MESSAGE: Final = "The answer could not be generated."
-ASK_EVENTS: Final = "agentskit_web.protocol.ask_events"
-"""The Ask events' models, built one per warm-up step (`warm_up_steps`)."""
-
 WARM_UP_QUESTION: Final = "How does the page warm up its answers?"
 WARM_UP_TEXT: Final = (
     "The page warms up its answers while the reader types. It runs one made-up answer."
@@ -407,28 +404,9 @@ class StaticAnswersAdapter:
             reader.feed(made["body"])
             reader.finish()
 
-        def imported(name: str) -> Callable[[], object]:
-            return lambda: importlib.import_module(name)
-
-        def built(model: str) -> Callable[[], object]:
-            return lambda: getattr(importlib.import_module(ASK_EVENTS), model).model_rebuild()
-
         # The body reader's imports and each event model it validates are steps of their
         # own (in one step they were 80 ms in CPython, 180-290 ms at 4x in Pyodide).
-        return [
-            self._engine_parts,
-            search,
-            compose,
-            events,
-            imported(ASK_EVENTS),  # the body reader's imports, leaves first
-            imported("agentskit_web.protocol.content"),
-            imported("agentskit_web.protocol.ask_stream"),
-            imported(f"{__package__}.ask.projection"),
-            imported(f"{__package__}.ask.body"),
-            *(built(model) for model in ("AskTextEvent", "AskToolEvent", "AskDoneEvent")),
-            imported(f"{__package__}.components.standard"),
-            read,
-        ]
+        return [self._engine_parts, search, compose, events, *answer_path_steps(), read]
 
     async def index(self) -> StaticSearchLike:
         """The search index, its manifest fetched on first use (a failure is not kept)."""

@@ -30,7 +30,7 @@ they are first needed, not when this module is.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Coroutine, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -378,6 +378,13 @@ class AskAdapter:
         if self._transport is None:
             self._transport = default_transport()
         return self._transport
+
+    def warm_up_steps(self) -> list[Callable[[], object]]:
+        """What the first answer runs, in steps the page spreads over idle time
+        (ask/warm_up.py)."""
+        from .warm_up import answer_path_steps
+
+        return answer_path_steps()
 
     def create_source(
         self,
