@@ -1070,3 +1070,30 @@ def _answer_of_model(tmp_path: Path, model: Any) -> SnapshotTurnEvent:
             return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
 
     return snapshots(asyncio.run(go()))[-1]
+
+
+def test_a_turn_that_loses_its_session_says_so_once_in_the_log_and_leaves_no_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another writer took the session mid-turn (every save after the second loses its
+    compare-and-set): a warning names the session and the turn, and the finished run is
+    no longer listed as running."""
+    from test_turn_server import LosingStore
+
+    app = make_app(
+        tmp_path,
+        LosingStore(2),
+        turn={"snapshot_interval": 0},
+        generator=ScriptedGenerator(("a ", "b ", "c")),
+    )
+    session = new_session_id()
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    with caplog.at_level(logging.WARNING):
+        asyncio.run(go())
+    lost = [r.getMessage() for r in caplog.records if "lost its session" in r.getMessage()]
+    assert lost == [f"turn lost its session to another writer: session={session} turn=t1"]
+    assert app.state.turn.runner.runs == {}
