@@ -1097,3 +1097,34 @@ def test_a_turn_that_loses_its_session_says_so_once_in_the_log_and_leaves_no_run
     lost = [r.getMessage() for r in caplog.records if "lost its session" in r.getMessage()]
     assert lost == [f"turn lost its session to another writer: session={session} turn=t1"]
     assert app.state.turn.runner.runs == {}
+
+
+class StalledClosableModel(StalledModel):
+    """A stalled model that notes when its stream is closed (its `finally` runs)."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+        try:
+            async for piece in super().stream(request):
+                yield piece
+        finally:
+            self.closed = True
+
+
+def test_a_stream_cut_off_by_its_deadline_is_closed_before_the_turn_ends(tmp_path: Path) -> None:
+    """The model's stream is closed as the turn fails, so a real model's connection is
+    released then, not whenever the event loop collects the generator."""
+    model = StalledClosableModel()
+    config = site(limits__generationTimeoutMs=300)
+    app = make_app(tmp_path, config=config, generator=model)
+
+    async def go() -> tuple[httpx.Response, bool]:
+        async with client(app) as http:
+            response = await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+            return response, model.closed
+
+    response, closed_by_then = asyncio.run(asyncio.wait_for(go(), timeout=10))
+    assert snapshots(response)[-1].payload.status == "error"
+    assert closed_by_then
