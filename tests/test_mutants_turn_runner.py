@@ -1128,3 +1128,34 @@ def test_a_stream_cut_off_by_its_deadline_is_closed_before_the_turn_ends(tmp_pat
     response, closed_by_then = asyncio.run(asyncio.wait_for(go(), timeout=10))
     assert snapshots(response)[-1].payload.status == "error"
     assert closed_by_then
+
+
+class QuestionRecorder:
+    """The owner's question log as a list (its writers have their own tests)."""
+
+    def __init__(self) -> None:
+        self.questions: list[tuple[str, str, str, list[str]]] = []
+
+    def record_question(
+        self, answer_id: str, today: Any, corpus: str, question: str, verdict: str, cited: Any
+    ) -> None:
+        self.questions.append((answer_id, question, verdict, list(cited)))
+
+    def record_feedback(self, *args: Any) -> None:
+        raise AssertionError("no feedback was sent")
+
+
+def test_a_question_the_docs_do_not_answer_is_in_the_owners_log_as_declined(
+    tmp_path: Path,
+) -> None:
+    """A turn whose search finds nothing still logs its question, as declined, under the id
+    its answer carries: the owner's report of unanswered questions counts turns too."""
+    log = QuestionRecorder()
+    app = make_app(tmp_path, retriever=ScriptedRetriever(passages=()), question_log=log)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1", "Pizza?"))
+
+    assert snapshots(asyncio.run(go()))[-1].payload.status == "complete"
+    assert log.questions == [("sources-t1", "Pizza?", "declined", [])]
