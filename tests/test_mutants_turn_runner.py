@@ -1159,3 +1159,21 @@ def test_a_question_the_docs_do_not_answer_is_in_the_owners_log_as_declined(
 
     assert snapshots(asyncio.run(go()))[-1].payload.status == "complete"
     assert log.questions == [("sources-t1", "Pizza?", "declined", [])]
+
+
+def test_a_lease_renewal_that_loses_its_session_ends_the_stream_with_a_conflict(
+    tmp_path: Path,
+) -> None:
+    """The model is silent past a renewal of the turn's lease (every third of 0.3 s), and
+    that save finds another writer's row (every save after the first loses): the turn
+    stops and the stream ends with SESSION_CONFLICT, not as a turn that went well."""
+    from test_turn_server import LosingStore, events
+
+    app = make_app(tmp_path, LosingStore(1), turn={"lease_seconds": 0.3}, generator=StalledModel())
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    found = events(asyncio.run(asyncio.wait_for(go(), timeout=10)))
+    assert found[-1].payload.code == "SESSION_CONFLICT"
