@@ -1165,11 +1165,27 @@ def test_a_lease_renewal_that_loses_its_session_ends_the_stream_with_a_conflict(
     tmp_path: Path,
 ) -> None:
     """The model is silent past a renewal of the turn's lease (every third of 0.3 s), and
-    that save finds another writer's row (every save after the first loses): the turn
-    stops and the stream ends with SESSION_CONFLICT, not as a turn that went well."""
-    from test_turn_server import LosingStore, events
+    that save, the second, finds another writer's row: the turn stops and the stream
+    ends with SESSION_CONFLICT, not as a turn that went well."""
+    from test_turn_server import events
 
-    app = make_app(tmp_path, LosingStore(1), turn={"lease_seconds": 0.3}, generator=StalledModel())
+    class SecondSaveLoses(TurnSessionStore):
+        saves = 0
+
+        def save_sync(self, *args: Any, **kwargs: Any) -> bool:
+            self.saves += 1
+            return self.saves != 2 and super().save_sync(*args, **kwargs)
+
+    class SilentModel:
+        model = None
+
+        async def stream(self, request: GenerationRequest) -> AsyncIterator[str]:
+            await asyncio.Event().wait()
+            yield "never"
+
+    app = make_app(
+        tmp_path, SecondSaveLoses(), turn={"lease_seconds": 0.3}, generator=SilentModel()
+    )
 
     async def go() -> httpx.Response:
         async with client(app) as http:
