@@ -1193,3 +1193,17 @@ def test_a_lease_renewal_that_loses_its_session_ends_the_stream_with_a_conflict(
 
     found = events(asyncio.run(asyncio.wait_for(go(), timeout=10)))
     assert found[-1].payload.code == "SESSION_CONFLICT"
+
+
+def test_a_search_that_fails_ends_the_turn_as_failed(tmp_path: Path) -> None:
+    """Not a decline: the search itself broke, so the turn is saved as failed
+    (CHAT_TURN_FAILED), which the reader may retry."""
+    app = make_app(tmp_path, retriever=ScriptedRetriever(error=RuntimeError("index gone")))
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    final = snapshots(asyncio.run(go()))[-1].payload
+    assert final.status == "error"
+    assert final.error is not None and final.error.code == "CHAT_TURN_FAILED"
