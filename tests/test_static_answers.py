@@ -608,6 +608,14 @@ def test_the_first_words_go_out_alone_then_the_page_gets_a_frame() -> None:
     assert [e["delta"] for e in events if e["type"] == "text"] == [t for _, t in texts]
 
 
+def _passes_in_a_fresh_interpreter(script: str) -> None:
+    """Runs `script` where no other test has imported or built anything yet."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_warming_up_builds_the_answer_paths_models_before_the_first_question() -> None:
     """`warm` runs a made-up answer, so pydantic builds the Ask events' models then, not
     during the reader's first answer (a fresh interpreter: other tests built them here)."""
@@ -620,10 +628,7 @@ def test_warming_up_builds_the_answer_paths_models_before_the_first_question() -
         "assert asyncio.run(adapter.warm(False)) is False\n"
         "assert AskToolEvent.__pydantic_complete__ and AskDoneEvent.__pydantic_complete__\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    _passes_in_a_fresh_interpreter(script)
 
 
 def test_the_page_warms_up_in_steps_the_models_built_only_by_a_later_one() -> None:
@@ -642,10 +647,7 @@ def test_the_page_warms_up_in_steps_the_models_built_only_by_a_later_one() -> No
         "    step()\n"
         "assert AskToolEvent.__pydantic_complete__\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    _passes_in_a_fresh_interpreter(script)
 
 
 def test_stop_during_the_first_paint_pause_ends_quietly_after_the_first_words() -> None:
