@@ -960,29 +960,30 @@ def run_when_idle(
 ) -> None:
     """Run `steps` one per idle callback (each its own task, so none adds up to a long
     one while the reader types), then `then`. A step that raises only costs what it
-    warms (the first answer does that work itself). Without requestIdleCallback the
-    steps run now."""
+    warms (the first answer does that work itself). Where the browser has no
+    requestIdleCallback (Safari), each step is a zero-delay timeout: still a task of
+    its own."""
     from pyodide.ffi import create_once_callable
 
     left = list(steps)
     idle = getattr(page, "requestIdleCallback", None)
-    if idle is None:
-        for step in left:
-            with contextlib.suppress(Exception):
-                step()
-        then()
-        return
+
+    def schedule() -> None:
+        if idle is not None:
+            idle(create_once_callable(next_step), _js_object({"timeout": timeout_ms}))
+        else:
+            page.setTimeout(create_once_callable(next_step), 0)
 
     def next_step(_deadline: Any = None) -> None:
         with contextlib.suppress(Exception):
             left.pop(0)()
         if left:
-            idle(create_once_callable(next_step), _js_object({"timeout": timeout_ms}))
+            schedule()
         else:
             then()
 
     if left:
-        idle(create_once_callable(next_step), _js_object({"timeout": timeout_ms}))
+        schedule()
     else:
         then()
 
