@@ -617,15 +617,18 @@ def _passes_in_a_fresh_interpreter(script: str) -> None:
 
 
 def test_warming_up_builds_the_answer_paths_models_before_the_first_question() -> None:
-    """`warm` runs a made-up answer, so pydantic builds the Ask events' models then, not
-    during the reader's first answer (a fresh interpreter: other tests built them here)."""
+    """The warm-up runs a made-up answer, so pydantic builds the Ask events' models then,
+    not during the reader's first answer (a fresh interpreter: other tests built them
+    here); without intent the manifest is not read early."""
     script = (
         "import asyncio\n"
         "from agentskit_web.protocol.ask_events import AskDoneEvent, AskToolEvent\n"
         "from agentskit_web.chat.static_answers import create_static_answers_adapter\n"
         "assert not AskToolEvent.__pydantic_complete__\n"
         "adapter = create_static_answers_adapter(manifest_url='http://site.test/m.json')\n"
-        "assert asyncio.run(adapter.warm(False)) is False\n"
+        "for step in adapter.warm_up_steps():\n"
+        "    step()\n"
+        "assert asyncio.run(adapter.read_manifest_early(False)) is False\n"
         "assert AskToolEvent.__pydantic_complete__ and AskDoneEvent.__pydantic_complete__\n"
     )
     _passes_in_a_fresh_interpreter(script)

@@ -355,19 +355,10 @@ class StaticAnswersAdapter:
 
     send = create_source
 
-    async def warm(self, fetch_manifest: bool) -> bool:
-        """Get ready for the first question while the reader types it: run `warm_up_steps`
-        and, when the reader already showed intent (the loader then fetched the manifest
-        into the HTTP cache), read the manifest (`read_manifest_early`). The page runs the
-        steps one per idle callback instead, then reads the manifest."""
-        for step in self.warm_up_steps():
-            with contextlib.suppress(Exception):  # a warm-up failure only costs the first answer
-                step()
-        return await self.read_manifest_early(fetch_manifest)
-
     async def read_manifest_early(self, fetch_manifest: bool) -> bool:
-        """Read the manifest now when `fetch_manifest` (the loader fetched it on intent).
-        True when it is read; a failure is left for the first question to report."""
+        """Read the manifest now when `fetch_manifest` (the reader showed intent, so the
+        loader fetched it into the HTTP cache): the page calls this once `warm_up_steps`
+        have run. True when it is read; a failure is left for the first question."""
         if fetch_manifest:
             with contextlib.suppress(_Failure):
                 await self.index()
