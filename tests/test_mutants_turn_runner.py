@@ -1161,6 +1161,23 @@ def test_a_question_the_docs_do_not_answer_is_in_the_owners_log_as_declined(
     assert log.questions == [("sources-t1", "Pizza?", "declined", [])]
 
 
+def test_an_answered_turn_is_in_the_owners_log_with_the_sections_it_cited(
+    tmp_path: Path,
+) -> None:
+    from _ask_helpers import PASSAGE
+
+    log = QuestionRecorder()
+    app = make_app(tmp_path, question_log=log)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t7", "Install?"))
+
+    assert snapshots(asyncio.run(go()))[-1].payload.status == "complete"
+    cited = f"{PASSAGE.path}#{PASSAGE.anchor}"
+    assert log.questions == [("sources-t7", "Install?", "answered", [cited])]
+
+
 def test_a_lease_renewal_that_loses_its_session_ends_the_stream_with_a_conflict(
     tmp_path: Path,
 ) -> None:
