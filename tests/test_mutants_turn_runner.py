@@ -1224,3 +1224,14 @@ def test_a_search_that_fails_ends_the_turn_as_failed(tmp_path: Path) -> None:
     final = snapshots(asyncio.run(go()))[-1].payload
     assert final.status == "error"
     assert final.error is not None and final.error.code == "CHAT_TURN_FAILED"
+
+
+def test_a_session_at_its_message_bound_keeps_room_for_the_answer_being_written() -> None:
+    from agentskit_web.server.persistence import SESSION_RECORD_MAX_MESSAGES
+    from agentskit_web.server.turn_runner import _bounded
+
+    full = [{"id": str(i)} for i in range(SESSION_RECORD_MAX_MESSAGES + 1)]
+    kept = _bounded(full)
+    assert len(kept) == SESSION_RECORD_MAX_MESSAGES - 1 and kept[-1]["id"] == full[-1]["id"]
+    room = full[: SESSION_RECORD_MAX_MESSAGES - 1]
+    assert _bounded(room) == room
