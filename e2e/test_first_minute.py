@@ -108,6 +108,18 @@ plugins:
   - search
   - agentskit-ask
 """
+MKDOCS_STOCK_CONFIG = """
+site_name: Lantern handbook
+site_url: http://docs.example/
+theme:
+  name: material
+  font: false
+plugins:
+  - search
+  - agentskit-ask
+"""
+"""Material as `theme: material` gives it: no palette, so no light/dark switch and no
+data-md-color-scheme on the page; the theme is light whatever the system says."""
 SPHINX_CONF = """
 project = "Lantern handbook"
 extensions = ["agentskit_web.sphinx"]
@@ -172,6 +184,10 @@ THEMES = {
         "label.md-header__button[for='__drawer']",
         ("form[data-md-component='palette'] label:visible",),
     ),
+    # Material with no palette configured: light only, in its own colours.
+    "material-stock": Theme(
+        "material-stock", "/", "/other/", None, None, None, (), "rgb(64, 81, 181)"
+    ),
     "furo": Theme(
         "furo",
         "/index.html",
@@ -215,7 +231,7 @@ FULL = ["furo", "material", "pallets", "pydata"]
 """The themes every test runs on: their chrome, drawers and switches are named above."""
 SWITCHING = ["furo", "material", "pydata"]
 """The themes with a light/dark switch and a phone drawer."""
-LIGHT_ONLY = ["alabaster", "pallets", "rtd"]
+LIGHT_ONLY = ["alabaster", "material-stock", "pallets", "rtd"]
 """The themes with no dark mode: the box stays light, in their colours."""
 HTML_THEMES = {
     "furo": "furo",
@@ -229,12 +245,13 @@ HTML_THEMES = {
 
 def _build(theme: str, root: Path) -> Path:
     out = root / "site"
-    if theme == "material":
+    if theme.startswith("material"):
+        config = MKDOCS_CONFIG if theme == "material" else MKDOCS_STOCK_CONFIG
         docs = root / "docs"
         docs.mkdir(parents=True)
         (docs / "index.md").write_text(_long_markdown(), encoding="utf-8")
         (docs / "other.md").write_text(f"# Night walks\n\n{OTHER}\n", encoding="utf-8")
-        (root / "mkdocs.yml").write_text(textwrap.dedent(MKDOCS_CONFIG), encoding="utf-8")
+        (root / "mkdocs.yml").write_text(textwrap.dedent(config), encoding="utf-8")
         command = ["-m", "mkdocs", "build", "--strict", "-f", str(root / "mkdocs.yml")]
         command += ["-d", str(out)]
     else:
