@@ -35,6 +35,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from agentskit_web.chat.widget_config import DEFAULT_STRINGS
 from agentskit_web.server.preview import PreviewConfig, PreviewServer
 from agentskit_web.testing import AskWidget
 from e2e_support import BOOT_TIMEOUT_MS, Watch
@@ -583,6 +584,34 @@ def test_a_source_on_this_page_closes_the_dialog_and_shows_its_section(
           return root.querySelector('dialog').open;
         }"""
     ), "a link to another page left the dialog open until the page changes"
+
+
+def test_an_empty_box_says_what_it_is_for_before_and_after_python_starts(
+    page: Page, served: tuple[Theme, PreviewServer]
+) -> None:
+    """A reader who opens the box on a phone meets a line saying what to do, not a blank
+    screen: in the loader's shell while Python starts, in the widget once it has, and again
+    after "New conversation"; it gives way to the conversation."""
+    theme, server = served
+    page.set_viewport_size(PHONE)
+    held: list[object] = []
+    page.route("**/runtime.*/**", lambda route: held.append(route))  # Python cannot start yet
+    page.goto(server.url + theme.other_page)
+    page.locator("agentskit-ask .ak-launcher").click()
+    intro = page.locator("agentskit-ask dialog .ak-intro")
+    expect(intro).to_be_visible()
+    expect(intro).to_have_text(DEFAULT_STRINGS["intro"])
+    expect(page.locator("agentskit-ask")).to_have_attribute("data-state", "booting")
+    assert held, "the runtime was not asked for"
+    page.unroute("**/runtime.*/**")  # the held requests go on to the network
+    widget = AskWidget(page).open()
+    expect(intro).to_be_visible()
+    expect(intro).to_have_text(DEFAULT_STRINGS["intro"])
+    widget.ask(QUESTION)
+    assert widget.wait_answer() == "complete", widget.answer_error
+    expect(intro).to_be_hidden()
+    widget.new_conversation()
+    expect(intro).to_be_visible()
 
 
 def test_on_a_phone_the_open_dialog_fills_the_screen(

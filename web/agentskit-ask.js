@@ -40,6 +40,7 @@ const DEFAULT_STRINGS = Object.freeze({
   retry: "Retry",
   waiting: "your conversation is waiting",
   glance: "Your last conversation",
+  intro: "Ask in your own words. Answers come from these docs, with a link to each section they use.",
 });
 
 // One runtime per page, even if two copies of this loader (two URLs) are on it.
@@ -819,7 +820,7 @@ class AskElement extends HTMLElement {
     failure.append(message, retry);
     const glance = readGlance(this);
     if (glance) shell.append(header, glanceLog(glance, strings), form, status, progress, failure);
-    else shell.append(header, form, status, progress, failure);
+    else shell.append(header, make("p", { class: "ak-intro" }, strings.intro), form, status, progress, failure);
     let dialog = null;
     let launcher = null;
     if (this.#layout === "launcher") {

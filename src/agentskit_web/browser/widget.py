@@ -224,6 +224,9 @@ class AskWidget:
                 "tabindex": "0",
             },
         )
+        # What the box is for, while the conversation is empty (the loader's shell shows the
+        # same line before Python starts), so a reader never opens onto a blank box.
+        self.intro = make("p", {"class": "ak-intro"}, text("intro"))
         self.suggestions = make(
             "div", {"class": "ak-suggestions", "role": "group", "aria-label": "Suggested questions"}
         )
@@ -261,8 +264,8 @@ class AskWidget:
         )
         self.connection.hidden = True
         self.disclaimer = make("p", {"class": "ak-disclaimer"}, config.disclaimer)
-        self.panel.appendChild(self.log)
-        self.panel.appendChild(self.suggestions)
+        for child in (self.intro, self.log, self.suggestions):
+            self.panel.appendChild(child)
         for child in (header, self.panel, self.connection, self.form, self.status, self.disclaimer):
             self.widget.appendChild(child)
         self.box.replaceChildren(self.widget)
@@ -364,6 +367,7 @@ class AskWidget:
         # After "not found in the docs" the suggestions come back: questions the docs do answer.
         not_found = last is not None and last.notice is not None
         self.suggestions.hidden = not ((empty or not_found) and self.config.suggestions)
+        self.intro.hidden = not empty
         if isinstance(event, StatusChanged) and event.status == "streaming":
             self.host.setAttribute("data-streamed", "")
         if isinstance(event, Connection):

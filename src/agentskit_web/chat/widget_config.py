@@ -120,6 +120,10 @@ DEFAULT_STRINGS: Final[Mapping[str, str]] = MappingProxyType(
         "failed": "The assistant could not start.",
         "waiting": "your conversation is waiting",
         "glance": "Your last conversation",
+        "intro": (
+            "Ask in your own words. Answers come from these docs, "
+            "with a link to each section they use."
+        ),
     }
 )
 """Every UI string a site can replace through the `strings` attribute, with its default."""
