@@ -53,7 +53,7 @@ DEFAULT_TURN_ENDPOINT: Final = "/api/turn"
 DEFAULT_CHAT_ID: Final = "ask"
 DEFAULT_HEADING: Final = "Ask the docs"
 DEFAULT_PLACEHOLDER: Final = "Ask a question about these docs"
-DEFAULT_DISCLAIMER: Final = "Answers are generated from this site's pages and may be incomplete."
+DEFAULT_DISCLAIMER: Final = "Answers can miss things: the linked sections are the reference."
 SUGGESTION_MAX_CHARS: Final = 256
 # `images`: an absolute path prefix ending in "/", of plain path characters (no "..", no "%",
 # no query): anything else means no images load, and answer images are shown as links.
