@@ -1235,3 +1235,39 @@ def test_a_session_at_its_message_bound_keeps_room_for_the_answer_being_written(
     assert len(kept) == SESSION_RECORD_MAX_MESSAGES - 1 and kept[-1]["id"] == full[-1]["id"]
     room = full[: SESSION_RECORD_MAX_MESSAGES - 1]
     assert _bounded(room) == room
+
+
+def test_turns_whose_longest_ids_differ_only_at_the_end_get_distinct_ids(tmp_path: Path) -> None:
+    """A turn id may be 128 characters (SafeId); the ids made from it ("u-", "a-",
+    "sources-" + turn id) must stay within 128 and still tell two such turns apart: cut to
+    128, two ids differing in their last characters made one message id for two questions
+    (an edit or a retry names its message by id) and one answer id for two answers (the
+    owner's log and feedback key by it)."""
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store)
+    session = new_session_id()
+    first, second = "t" * 127 + "1", "t" * 127 + "2"
+
+    async def go() -> list[httpx.Response]:
+        async with client(app) as http:
+            return [
+                await http.post("/api/turn", json={**submit(session, turn), "eventId": f"e{n}"})
+                for n, turn in enumerate((first, second))
+            ]
+
+    responses = asyncio.run(go())
+    assert [r.status_code for r in responses] == [200, 200]
+    messages = snapshots(responses[1])[-1].payload.messages
+    ids = [m.id for m in messages]
+    assert len(ids) == 4 and len(set(ids)) == 4, ids
+    assert all(len(i) <= 128 for i in ids), ids
+    answers = {source_instance(snapshots(r)[-1]) for r in responses}
+    assert len(answers) == 2 and all(len(a) <= 128 for a in answers), answers
+
+
+def source_instance(snapshot: SnapshotTurnEvent) -> str:
+    decoded = decode_assistant_content(snapshot.payload.messages[-1].content)
+    assert decoded.ok
+    [frame] = [p["frame"] for p in decoded.parts if p["kind"] == "component"]
+    instance: str = frame["instanceId"]
+    return instance

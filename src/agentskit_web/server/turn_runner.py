@@ -12,6 +12,7 @@ PostgreSQL behave alike. See docs/design/turn.md and docs/design/session-store.m
 import asyncio
 import collections
 import contextlib
+import hashlib
 import logging
 import math
 import os
@@ -31,7 +32,7 @@ from ..protocol.content import ASSISTANT_CONTENT_PREFIX, AssistantContentEncoder
 from ..protocol.content import decode_assistant_content as _decode_content
 from ..protocol.dates import format_memory_datetime
 from ..protocol.diagnostics import ProtocolError
-from ..protocol.limits import ASSISTANT_CONTENT_MAX_RECORDS
+from ..protocol.limits import ASSISTANT_CONTENT_MAX_RECORDS, SAFE_ID_MAX_CHARS
 from ..protocol.text_metrics import js_length
 from ..protocol.turn import create_snapshot_event, decode_turn_event, encode_turn_event
 from ..protocol.wire_json import dump_json
@@ -331,7 +332,7 @@ class TurnRunner:
             question = event.payload.input
             base.append(
                 {
-                    "id": f"u-{turn_id}"[:128],
+                    "id": turn_part_id("u-", turn_id),
                     "role": "user",
                     "content": question,
                     "status": "complete",
@@ -355,7 +356,7 @@ class TurnRunner:
             envelope=envelope,
             base=base,
             assistant={
-                "id": f"a-{turn_id}"[:128],
+                "id": turn_part_id("a-", turn_id),
                 "role": "assistant",
                 "content": "",
                 "status": "streaming",
@@ -886,10 +887,24 @@ def _bounded(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages[-(SESSION_RECORD_MAX_MESSAGES - 1) :]
 
 
+def turn_part_id(prefix: str, turn_id: str) -> str:
+    """The id of something a turn makes (its question "u-", its answer "a-", its source
+    list "sources-"): the prefix and the turn id, a SafeId of at most SAFE_ID_MAX_CHARS.
+
+    A turn id may itself be that long; cutting the joined id would give two turns whose ids
+    differ only at the end one message id (an edit or a retry names its message by it),
+    so a joined id that does not fit carries a digest of the whole turn id instead."""
+    joined = prefix + turn_id
+    if len(joined) <= SAFE_ID_MAX_CHARS:
+        return joined
+    digest = hashlib.sha256(turn_id.encode()).hexdigest()
+    return prefix + digest[: SAFE_ID_MAX_CHARS - len(prefix)]
+
+
 def answer_id_of_turn(turn_id: str) -> str:
     """A turn answer's id for feedback and the question log: its source list's instance id,
     which the widget sends as the answer's id (chat/answer_feedback.py)."""
-    return ("sources-" + turn_id)[:128]
+    return turn_part_id("sources-", turn_id)
 
 
 def _sources_part(passages: Sequence[Passage], turn_id: str) -> dict[str, Any]:
