@@ -264,6 +264,31 @@ def test_a_store_failing_while_settling_answers_server_internal(tmp_path: Path) 
         assert response.json()["error"]["code"] == "SERVER_INTERNAL"
 
 
+class LosingSettleStore(TurnSessionStore):
+    """A store where another instance settles the lease first: this one's compare-and-set
+    of the settle loses (the row moved on between its load and its save)."""
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        return False
+
+
+def test_a_submit_whose_settle_of_an_expired_lease_loses_is_a_session_conflict(
+    tmp_path: Path,
+) -> None:
+    store = LosingSettleStore()
+    app = make_app(tmp_path, store, clock=WallClock(WALL))
+    session = new_session_id()
+    seed_lease(store, session, expires_at=int(WALL * 1000) - 1)
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    response = asyncio.run(go())
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "SESSION_CONFLICT"
+
+
 # --------------------------------------------------------------------------- turn ids and history
 
 
@@ -1271,3 +1296,36 @@ def source_instance(snapshot: SnapshotTurnEvent) -> str:
     [frame] = [p["frame"] for p in decoded.parts if p["kind"] == "component"]
     instance: str = frame["instanceId"]
     return instance
+
+
+def test_the_generator_sees_questions_as_written_and_only_complete_messages(
+    tmp_path: Path,
+) -> None:
+    """History is the complete questions and answers: a question is the reader's text as
+    written (even one that starts like encoded content), and a failed answer, with any
+    other message not complete, is left out."""
+    generator = ScriptedGenerator(("Fine.",))
+    store = TurnSessionStore()
+    app = make_app(tmp_path, store, generator=generator)
+    session = new_session_id()
+    seed_session(
+        store,
+        session,
+        [
+            _message("user", "t-a", "complete", "\x1eraw question"),
+            _message("assistant", "t-a", "complete", "An answer."),
+            _message("user", "t-b", "complete", "Asked again?"),
+            _message("assistant", "t-b", "error", "Half an answer"),
+        ],
+    )
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t-c", "Now?"))
+
+    assert asyncio.run(go()).status_code == 200
+    assert [(t.role, t.content) for t in generator.requests[0].history] == [
+        ("user", "\x1eraw question"),
+        ("assistant", "An answer."),
+        ("user", "Asked again?"),
+    ]

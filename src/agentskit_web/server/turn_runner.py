@@ -326,7 +326,7 @@ class TurnRunner:
         turn_id = event.turn_id
         if row is not None and _turn_used(row, turn_id):
             raise TurnReject.of(TURN_ID_USED)
-        base, question = self._apply_lineage(messages, submit, turn_id)
+        base, question = self._apply_lineage(messages, submit)
         created = _wall_iso(self.ask)
         if question is None:
             question = event.payload.input
@@ -391,7 +391,7 @@ class TurnRunner:
         return run
 
     def _apply_lineage(
-        self, messages: list[dict[str, Any]], submit: Submit, turn_id: str
+        self, messages: list[dict[str, Any]], submit: Submit
     ) -> tuple[list[dict[str, Any]], str | None]:
         """The messages the new turn starts from, and the question when lineage fixes it."""
         lineage = submit.lineage
