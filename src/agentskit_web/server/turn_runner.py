@@ -355,10 +355,9 @@ class TurnRunner:
             key=key,
             envelope=envelope,
             base=base,
-            assistant={
+            assistant={  # its content is the encoder's, joined by TurnState.messages()
                 "id": turn_part_id("a-", turn_id),
                 "role": "assistant",
-                "content": "",
                 "status": "streaming",
                 "createdAt": created,
                 "metadata": {"turnId": turn_id},
