@@ -26,6 +26,7 @@ from _ask_helpers import turn_submit as submit
 from agentskit_web.answering.chunk import Passage
 from agentskit_web.chat.turn.adapter import new_session_id
 from agentskit_web.protocol import decode_assistant_content, decode_turn_event
+from agentskit_web.protocol.limits import ASSISTANT_CONTENT_MAX_BYTES
 from agentskit_web.protocol.turn import (
     SnapshotTurnEvent,
     create_snapshot_event,
@@ -1329,3 +1330,47 @@ def test_the_generator_sees_questions_as_written_and_only_complete_messages(
         ("assistant", "An answer."),
         ("user", "Asked again?"),
     ]
+
+
+def _answer_beside_long_sources(tmp_path: Path, separators: int) -> SnapshotTurnEvent:
+    """A turn whose answer is `separators` line separators (six bytes each on the wire,
+    escaped) cited by eight sources with the longest titles and paths (about 29 kB)."""
+    passages = tuple(
+        Passage("/" + "p" * 2000 + str(n), None, "標" * 300, "題" * 300, "text") for n in range(8)
+    )
+    generator = ScriptedGenerator(tuple(["\u2028" * 500] * (separators // 500)))
+    app = make_app(
+        tmp_path,
+        TurnSessionStore(),
+        generator=generator,
+        retriever=ScriptedRetriever(passages),
+        config=site(limits__maxSources=8),
+    )
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    response = asyncio.run(go())
+    assert response.status_code == 200
+    return snapshots(response)[-1]
+
+
+def test_an_answer_leaving_room_for_its_sources_completes_and_one_that_does_not_fails(
+    tmp_path: Path,
+) -> None:
+    """The content's byte bound holds the answer and its source list: 38,000 escaped
+    separators (228 kB) and the list fit; 39,000 (234 kB) fit alone, the list no longer
+    does, and the turn fails with its text kept rather than sending content past the bound."""
+    fits = _answer_beside_long_sources(tmp_path / "fits", 38_000)
+    assert fits.payload.status == "complete"
+    assert source_instance(fits) == "sources-t1"
+    over = _answer_beside_long_sources(tmp_path / "over", 39_000)
+    assert over.payload.status == "error"
+    assert over.payload.error is not None and over.payload.error.code == "CHAT_TURN_FAILED"
+    content = over.payload.messages[-1].content
+    assert len(content.encode()) <= ASSISTANT_CONTENT_MAX_BYTES
+    decoded = decode_assistant_content(content)
+    assert decoded.ok
+    assert [p["kind"] for p in decoded.parts] == ["text"] * len(decoded.parts)
+    assert sum(len(p["text"]) for p in decoded.parts) == 39_000
