@@ -1374,3 +1374,22 @@ def test_an_answer_leaving_room_for_its_sources_completes_and_one_that_does_not_
     assert decoded.ok
     assert [p["kind"] for p in decoded.parts] == ["text"] * len(decoded.parts)
     assert sum(len(p["text"]) for p in decoded.parts) == 39_000
+
+
+def test_a_first_save_that_fails_answers_server_internal_and_logs_the_ids(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = make_app(tmp_path, FailingSettleStore())
+    session = new_session_id()
+    caplog.set_level(logging.INFO, logger="agentskit_web.turn")
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t-first"))
+
+    response = asyncio.run(go())
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "SERVER_INTERNAL"
+    [record] = [r for r in caplog.records if r.name == "agentskit_web.turn"]
+    head = record.getMessage().split(" at ", 1)[0]
+    assert head == f"the first save failed: session={session} turn=t-first error=PersistenceError"
