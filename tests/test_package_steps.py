@@ -50,6 +50,7 @@ def test_each_step_loads_a_module_or_two_and_the_last_makes_the_package_usable()
             return {n for n in sys.modules if n.startswith(("markdown_it", "mdurl"))}
 
         stepwise = StepwiseImport("markdown_it", MARKDOWN_IMPORTS)
+        calls = stepwise.steps()
         per_step, before, init_ran = [], mine(), []
         while stepwise.step():
             now = mine()
@@ -58,12 +59,13 @@ def test_each_step_loads_a_module_or_two_and_the_last_makes_the_package_usable()
             init_ran.append(hasattr(sys.modules["markdown_it"], "MarkdownIt"))
         from markdown_it import MarkdownIt
         html = MarkdownIt("commonmark").render("*hi*")
-        print(json.dumps([per_step, init_ran, html]))
+        print(json.dumps([per_step, init_ran, html, len(calls)]))
         """
     )
     assert isinstance(result, list)
-    per_step, init_ran, html = result
+    per_step, init_ran, html, calls = result
     assert len(per_step) == len(MARKDOWN_IMPORTS) + 2  # the bare package, each name, the init
+    assert calls == len(per_step) + 1  # `steps()`: each of those, and the one that ends it
     assert max(per_step) <= MOST_MODULES_PER_STEP
     assert init_ran == [False] * (len(per_step) - 1) + [True]  # `__init__` runs last
     assert html == "<p><em>hi</em></p>\n"

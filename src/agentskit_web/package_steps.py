@@ -18,7 +18,7 @@ removes every bare package it made, so a later plain import starts clean.
 import importlib
 import importlib.util
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Final
 
@@ -55,6 +55,12 @@ class StepwiseImport:
             self._abandon()
             raise
         return True
+
+    def steps(self) -> list[Callable[[], bool]]:
+        """What completes the import, one call per idle step: the bare package, each module
+        left, the `__init__`s, and the call that finds nothing left (a call past the end
+        only returns False)."""
+        return [self.step] * (len(self._left) + 3)
 
     def finish(self) -> None:
         """Run every step left, now."""

@@ -1002,8 +1002,7 @@ def warm_up_when_idle(page: Any) -> None:
     from .boot_imports import MARKDOWN_IMPORTS
 
     def start(_task: Any) -> None:
-        importing = StepwiseImport("markdown_it", MARKDOWN_IMPORTS)
-        steps = [importing.step] * (len(MARKDOWN_IMPORTS) + 2) + [markdown_parser]
+        steps = [*StepwiseImport("markdown_it", MARKDOWN_IMPORTS).steps(), markdown_parser]
         run_when_idle(page, steps, lambda: boot_step("markdown-warm"), 3000)
 
     install_later_packages().add_done_callback(start)
