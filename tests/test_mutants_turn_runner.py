@@ -1393,3 +1393,33 @@ def test_a_first_save_that_fails_answers_server_internal_and_logs_the_ids(
     [record] = [r for r in caplog.records if r.name == "agentskit_web.turn"]
     head = record.getMessage().split(" at ", 1)[0]
     assert head == f"the first save failed: session={session} turn=t-first error=PersistenceError"
+
+
+def test_a_save_lost_while_the_answer_streams_ends_the_turn_as_a_conflict(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another writer takes the session between two streaming snapshots: the turn stops
+    there (no more saves), says SESSION_CONFLICT, and the log says so once."""
+    from test_turn_server import LosingStore
+
+    store = LosingStore(2)  # the first save and the first streaming snapshot
+    app = make_app(
+        tmp_path,
+        store,
+        turn={"snapshot_interval": 0},
+        generator=ScriptedGenerator(("a ", "b ", "c ", "d"), delay=0.3),
+    )
+    session = new_session_id()
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    with caplog.at_level(logging.WARNING):
+        response = asyncio.run(go())
+    last = decode_turn_event(response.content.splitlines()[-1])
+    assert last.ok and not isinstance(last.event, SnapshotTurnEvent)
+    assert last.event.payload.code == "SESSION_CONFLICT"  # type: ignore[union-attr]
+    assert store.saves == 3  # the lost one was the last
+    lost = [r.getMessage() for r in caplog.records if "lost its session" in r.getMessage()]
+    assert lost == [f"turn lost its session to another writer: session={session} turn=t1"]
