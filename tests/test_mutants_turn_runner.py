@@ -916,7 +916,7 @@ def test_a_streaming_snapshot_that_exactly_fills_the_budget_is_sent_and_one_byte
 
 def test_followers_of_a_finished_run_get_its_lines_and_end() -> None:
     async def go() -> list[bytes]:
-        run = TurnRun(TurnSessionKey("s", "o", "x"))
+        run = TurnRun()
         run.push("one")
         run.push("two")
         run.finish()

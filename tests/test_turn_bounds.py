@@ -413,7 +413,7 @@ class CountingStore(TurnSessionStore):
 
 def test_a_running_turn_keeps_only_its_newest_lines() -> None:
     async def go() -> tuple[int, list[bytes], list[bytes]]:
-        run = TurnRun(TurnSessionKey("s", "o", "x"))
+        run = TurnRun()
         for index in range(100):
             run.push(f"line {index}")
         late = [line async for line in _until_done(run, 0)]

@@ -135,8 +135,8 @@ the whole response in memory until the turn ended."""
 class TurnRun:
     """A running turn's newest lines; followers wait for newer ones until `done`."""
 
-    key: TurnSessionKey
     client: str = ""
+    """The client key whose running-turn slot the run releases when it ends."""
     lines: collections.deque[bytes] = field(
         default_factory=lambda: collections.deque(maxlen=RUN_RETAINED_LINES)
     )
@@ -380,7 +380,7 @@ class TurnRunner:
             raise TurnReject.of(SERVER_INTERNAL) from None
         if not saved:
             raise TurnReject.of(SESSION_CONFLICT)
-        run = TurnRun(key, client=reservation.client or "")
+        run = TurnRun(client=reservation.client or "")
         reservation.client = None  # the run releases it when the turn ends
         state.sent_bytes = state.line_bytes = run.push(line)
         self.runs[key] = run
