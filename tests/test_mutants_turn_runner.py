@@ -1423,3 +1423,53 @@ def test_a_save_lost_while_the_answer_streams_ends_the_turn_as_a_conflict(
     assert store.saves == 3  # the lost one was the last
     lost = [r.getMessage() for r in caplog.records if "lost its session" in r.getMessage()]
     assert lost == [f"turn lost its session to another writer: session={session} turn=t1"]
+
+
+class HolderRecordingStore(TurnSessionStore):
+    """Notes the lease holder every save is made under."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holders: list[str] = []
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        self.holders.append(kwargs.get("holder", ""))
+        return await super().save(*args, **kwargs)
+
+
+def test_every_save_of_a_turn_names_this_instance_as_the_lease_holder(tmp_path: Path) -> None:
+    """Another instance reads the holder to know whose lease it waits on."""
+    store = HolderRecordingStore()
+    app = make_app(tmp_path, store, turn={"instance_id": "node-a:1:cafe", "snapshot_interval": 0})
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(new_session_id(), "t1"))
+
+    assert asyncio.run(go()).status_code == 200
+    assert len(store.holders) >= 2
+    assert set(store.holders) == {"node-a:1:cafe"}
+
+
+def test_session_times_are_utc_whatever_the_servers_time_zone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        store = TurnSessionStore()
+        app = make_app(tmp_path, store, clock=WallClock(WALL))
+        session = new_session_id()
+
+        async def go() -> httpx.Response:
+            async with client(app) as http:
+                return await http.post("/api/turn", json=submit(session, "t1"))
+
+        assert asyncio.run(go()).status_code == 200
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    row = store.load_sync(key_of(session))
+    assert row is not None
+    assert row.envelope.updated_at == "2027-01-15T08:00:00.000Z"
+    assert {m["createdAt"] for m in row.messages} == {"2027-01-15T08:00:00.000Z"}
