@@ -1473,3 +1473,49 @@ def test_session_times_are_utc_whatever_the_servers_time_zone(
     assert row is not None
     assert row.envelope.updated_at == "2027-01-15T08:00:00.000Z"
     assert {m["createdAt"] for m in row.messages} == {"2027-01-15T08:00:00.000Z"}
+
+
+class FinalSaveAtDeadlineStore(TurnSessionStore):
+    """The shutdown deadline passes while the turn's final save (no active turn left in the
+    envelope) is on its way to the store."""
+
+    def __init__(self, shutdown: Shutdown) -> None:
+        super().__init__()
+        self.shutdown = shutdown
+        self.saves = 0
+
+    async def save(self, *args: Any, **kwargs: Any) -> bool:
+        self.saves += 1
+        envelope = args[1]
+        if self.saves > 1 and isinstance(envelope, dict) and "activeTurn" not in envelope:
+            self.shutdown.expired.set()
+            await asyncio.sleep(0.3)
+        return await super().save(*args, **kwargs)
+
+
+def test_a_deadline_during_the_final_save_leaves_the_finished_answer_as_it_is(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The answer was complete and its final snapshot saved: the shutdown landing then
+    neither re-saves it as interrupted nor reports a lost session."""
+    shutdown = Shutdown()
+    store = FinalSaveAtDeadlineStore(shutdown)
+    app = make_app(tmp_path, store, generator=ScriptedGenerator(("Add ", "the element.")))
+    app.state.ask.shutdown = shutdown
+    session = new_session_id()
+
+    async def go() -> httpx.Response:
+        async with client(app) as http:
+            return await http.post("/api/turn", json=submit(session, "t1"))
+
+    with caplog.at_level(logging.WARNING):
+        response = asyncio.run(go())
+    assert shutdown.expired.is_set()
+    last = decode_turn_event(response.content.splitlines()[-1]).event
+    assert isinstance(last, SnapshotTurnEvent)
+    assert last.payload.status == "complete" and last.payload.error is None
+    row = store.load_sync(key_of(session))
+    assert row is not None and row.envelope.active_turn is None
+    assert row.cursor == last.sequence
+    assert row.messages[-1]["status"] == "complete"
+    assert not [r for r in caplog.records if "lost its session" in r.getMessage()]
