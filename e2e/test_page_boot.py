@@ -8,14 +8,24 @@ with a Retry that works.
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, Route, expect
 
 from agentskit_web.build.cdn_scan import scan_for_cdn
 from agentskit_web.server.static import StaticSite
-from e2e_support import Watch, failed_at, runtime_path, show_intent, wait_for_state, widget_state
+from e2e_support import (
+    BOOT_TIMEOUT_MS,
+    Watch,
+    failed_at,
+    runtime_path,
+    show_intent,
+    wait_for_state,
+    widget_state,
+)
 
 PAGE_VIEW_FILES = {"/", "/site.css", "/favicon.svg", "/agentskit/agentskit-ask.js"}
 
@@ -278,3 +288,78 @@ def test_the_page_paints_while_python_bootstraps_and_imports_the_widget(
     wait_for_state(page, "ready")
     assert page.evaluate(FRAMES_WITHIN, ["interpreter-started", "interpreter"]) > 0
     assert page.evaluate(FRAMES_WITHIN, ["packages", "imported"]) > 0
+
+
+BOOTSTRAP_STEP_MAX_MODULES = 40
+"""The most modules one of the loader's bootstrap-import steps may load: asyncio's own
+(34 in Pyodide 314) once its dependencies are in. Each step is one slice of the boot; the
+list used to start with `_pyodide._core_docs` and `_pyodide_core`, which loaded 53 and 79
+modules in one step each (a task of about 250 ms at 4x CPU)."""
+BOOTSTRAP_LEFT_MAX_MODULES = 20
+"""The most modules Pyodide's bootstrap may still load itself after those steps: the
+`pyodide` package and what needs the `js` module it registers, which cannot go ahead."""
+
+BOOTSTRAP_STEPS_PAGE = """<!doctype html><meta charset="utf-8"><script type="module">
+const runtime = new URL(%(runtime)s, location.href).href;
+const names = %(names)s;
+const { loadPyodide } = await import(runtime + "pyodide.mjs");
+const steps = [];
+const pyodide = await loadPyodide({
+  indexURL: runtime,
+  lockFileURL: runtime + "pyodide-lock.json",
+  createPyodideModule: async (settings) => {
+    const { default: create } = await import(runtime + "pyodide.asm.mjs");
+    const module = await create(settings);
+    const api = settings.API;
+    api.rawRun("import sys; _ak_counts = []");
+    for (const name of names) {
+      const step = `_ak_n = len(sys.modules); __import__("${name}")`;
+      const [failed] = api.rawRun(`${step}; _ak_counts.append(len(sys.modules) - _ak_n)`);
+      steps.push([name, failed]);
+    }
+    const bootstrap = api.finalizeBootstrap;
+    api.finalizeBootstrap = (...args) => {
+      api.rawRun("_ak_n = len(sys.modules)");
+      const done = bootstrap.apply(api, args);
+      api.rawRun("_ak_left = len(sys.modules) - _ak_n");
+      return done;
+    };
+    return module;
+  },
+});
+const counts = pyodide.runPython("import __main__; __main__._ak_counts").toJs();
+const left = pyodide.runPython("import __main__; __main__._ak_left");
+const counted = steps.map(([name, failed], i) => [name, failed, counts[i]]);
+window.bootstrapSteps = { steps: counted, left };
+</script>"""
+
+
+def _bootstrap_imports(dist: Path) -> list[str]:
+    """The loader's BOOTSTRAP_IMPORTS, as built."""
+    loader = (dist / "agentskit" / "agentskit-ask.js").read_text(encoding="utf-8")
+    found = re.search(r"const BOOTSTRAP_IMPORTS = \[(.*?)\];", loader, re.S)
+    assert found is not None
+    return re.findall(r'"([\w.]+)"', found.group(1))
+
+
+def test_each_step_of_the_bootstrap_imports_loads_a_slice_of_what_pyodide_needs(
+    page: Page, site: StaticSite, dist: Path
+) -> None:
+    """In the real runtime, the loader's bootstrap imports run in its order: each imports,
+    none loads more than BOOTSTRAP_STEP_MAX_MODULES modules (one step is one task), and
+    Pyodide's bootstrap after them loads at most BOOTSTRAP_LEFT_MAX_MODULES itself."""
+    names = _bootstrap_imports(dist)
+    html = BOOTSTRAP_STEPS_PAGE % {
+        "runtime": json.dumps(runtime_path(dist)),
+        "names": json.dumps(names),
+    }
+    url = site.url + "/bootstrap-steps.html"
+    page.route(url, lambda route: route.fulfill(body=html, content_type="text/html"))
+    page.goto(url)
+    page.wait_for_function("window.bootstrapSteps !== undefined", timeout=BOOT_TIMEOUT_MS)
+    seen = page.evaluate("window.bootstrapSteps")
+    assert [name for name, _, _ in seen["steps"]] == names
+    assert [name for name, failed, _ in seen["steps"] if failed] == []
+    largest = max(seen["steps"], key=lambda step: step[2])
+    assert largest[2] <= BOOTSTRAP_STEP_MAX_MODULES, seen["steps"]
+    assert seen["left"] <= BOOTSTRAP_LEFT_MAX_MODULES, seen
