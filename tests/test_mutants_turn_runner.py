@@ -366,27 +366,30 @@ def test_the_generator_sees_earlier_answers_as_their_text(tmp_path: Path) -> Non
     ]
 
 
-def test_plain_text_answers_in_history_are_kept_as_written(tmp_path: Path) -> None:
-    """An assistant message stored as plain text (no records) is history as it is."""
+def _history_seen(tmp_path: Path, seeded: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The history the generator is given for a new question in a session stored as
+    `seeded`."""
     generator = ScriptedGenerator(("Fine.",))
     store = TurnSessionStore()
     app = make_app(tmp_path, store, generator=generator)
     session = new_session_id()
-    seed_session(
-        store,
-        session,
-        [
-            _message("user", "t-old", "complete", "First?"),
-            _message("assistant", "t-old", "complete", "A plain answer."),
-        ],
-    )
+    seed_session(store, session, seeded)
 
     async def go() -> httpx.Response:
         async with client(app) as http:
-            return await http.post("/api/turn", json=submit(session, "t1", "Second?"))
+            return await http.post("/api/turn", json=submit(session, "t-new", "Now?"))
 
     assert asyncio.run(go()).status_code == 200
-    assert [(t.role, t.content) for t in generator.requests[0].history] == [
+    return [(t.role, t.content) for t in generator.requests[0].history]
+
+
+def test_plain_text_answers_in_history_are_kept_as_written(tmp_path: Path) -> None:
+    """An assistant message stored as plain text (no records) is history as it is."""
+    seeded = [
+        _message("user", "t-old", "complete", "First?"),
+        _message("assistant", "t-old", "complete", "A plain answer."),
+    ]
+    assert _history_seen(tmp_path, seeded) == [
         ("user", "First?"),
         ("assistant", "A plain answer."),
     ]
@@ -1305,27 +1308,13 @@ def test_the_generator_sees_questions_as_written_and_only_complete_messages(
     """History is the complete questions and answers: a question is the reader's text as
     written (even one that starts like encoded content), and a failed answer, with any
     other message not complete, is left out."""
-    generator = ScriptedGenerator(("Fine.",))
-    store = TurnSessionStore()
-    app = make_app(tmp_path, store, generator=generator)
-    session = new_session_id()
-    seed_session(
-        store,
-        session,
-        [
-            _message("user", "t-a", "complete", "\x1eraw question"),
-            _message("assistant", "t-a", "complete", "An answer."),
-            _message("user", "t-b", "complete", "Asked again?"),
-            _message("assistant", "t-b", "error", "Half an answer"),
-        ],
-    )
-
-    async def go() -> httpx.Response:
-        async with client(app) as http:
-            return await http.post("/api/turn", json=submit(session, "t-c", "Now?"))
-
-    assert asyncio.run(go()).status_code == 200
-    assert [(t.role, t.content) for t in generator.requests[0].history] == [
+    seeded = [
+        _message("user", "t-a", "complete", "\x1eraw question"),
+        _message("assistant", "t-a", "complete", "An answer."),
+        _message("user", "t-b", "complete", "Asked again?"),
+        _message("assistant", "t-b", "error", "Half an answer"),
+    ]
+    assert _history_seen(tmp_path, seeded) == [
         ("user", "\x1eraw question"),
         ("assistant", "An answer."),
         ("user", "Asked again?"),
