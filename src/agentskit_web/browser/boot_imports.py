@@ -77,6 +77,7 @@ BOOT_IMPORTS: Final = (
     "agentskit_web.chat.memory.glance",
     "agentskit_web.chat.view.tree",
     "agentskit_web.chat.view.component_view",
+    "agentskit_web.chat.warm_up",
     "agentskit_web.chat.widget_config",
     "agentskit_web.chat.answer_feedback",
     "agentskit_web.page_packages",

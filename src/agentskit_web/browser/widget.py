@@ -55,6 +55,7 @@ from ..chat.view.component_view import (
     NO_EVENT_VALUE,
     build_component_event,
 )
+from ..chat.warm_up import first_answer_steps
 from ..chat.widget_config import WidgetConfig, config_from_attributes, suggestions_from_attribute
 from ..page_packages import INSTALLED_AFTER_READY
 from ..transports import default_transport
@@ -883,10 +884,15 @@ async def mount(
     await widget.start()
     if widget.holding and widget.conversation.messages:
         await install_later_packages()  # a restored conversation is drawn before ready
+    # What the first answer runs besides its adapter: a FAQ's local answer, sources, the save.
+    first_use = first_answer_steps(knowledge is not None or bool(settings.knowledge_url))
     if getattr(definition.adapter, "answers", None) == "static":
-        warm_static_answers(widget.page, host, definition.adapter)
-    elif hasattr(definition.adapter, "warm_up_steps"):  # the Ask stream's first answer
-        run_when_idle(widget.page, definition.adapter.warm_up_steps(), lambda: None, 1000)
+        warm_static_answers(widget.page, host, definition.adapter, first_use)
+    else:  # an adapter with its own steps (the Ask stream's first answer) runs them first
+        adapter_steps: list[Callable[[], object]] = getattr(
+            definition.adapter, "warm_up_steps", list
+        )()
+        run_when_idle(widget.page, [*adapter_steps, *first_use], lambda: None, 1000)
     if knowledge is None and settings.knowledge_url:
         # Questions wait for the artifact, so an FAQ question asked right away is still local.
         widget.conversation.knowledge_pending = spawn(
@@ -996,22 +1002,31 @@ def warm_up_when_idle(page: Any) -> None:
     """Import the markdown parser once it is installed and the page is idle, so the first
     answer never waits on it: one module per idle callback (`MARKDOWN_IMPORTS`, through
     package_steps.StepwiseImport: no step runs the package's `__init__`), then the
-    parser, so no step is a long task of its own."""
+    parser, then a made-up answer rendered (chat/warm_up.py `first_render`), so no step
+    is a long task of its own."""
     from ..chat.view.markdown_tree import markdown_parser
+    from ..chat.warm_up import first_render
     from ..package_steps import StepwiseImport
     from .boot_imports import MARKDOWN_IMPORTS
 
     def start(_task: Any) -> None:
-        steps = [*StepwiseImport("markdown_it", MARKDOWN_IMPORTS).steps(), markdown_parser]
+        steps = [
+            *StepwiseImport("markdown_it", MARKDOWN_IMPORTS).steps(),
+            markdown_parser,
+            first_render,
+        ]
         run_when_idle(page, steps, lambda: boot_step("markdown-warm"), 3000)
 
     install_later_packages().add_done_callback(start)
 
 
-def warm_static_answers(page: Any, host: Any, adapter: Any) -> None:
-    """Once the page is idle, run what a static answer runs, a step per idle callback, and
-    read the index's manifest when the reader's intent fetched it (chat/static_answers.py
-    `warm_up_steps`, `read_manifest_early`), so the first question pays for neither."""
+def warm_static_answers(
+    page: Any, host: Any, adapter: Any, first_use: Sequence[Callable[[], object]] = ()
+) -> None:
+    """Once the page is idle, run what a static answer runs and then `first_use`, a step
+    per idle callback, and read the index's manifest when the reader's intent fetched it
+    (chat/static_answers.py `warm_up_steps`, `read_manifest_early`), so the first question
+    pays for none of it."""
     try:
         wanted = bool(page.agentskitAsk.staticIndexWanted())
     except Exception:  # no loader: nothing was prefetched, fetch nothing early
@@ -1021,4 +1036,5 @@ def warm_static_answers(page: Any, host: Any, adapter: Any) -> None:
         if await adapter.read_manifest_early(wanted):
             host.setAttribute("data-index", "ready")  # tests and the bench wait on it
 
-    run_when_idle(page, adapter.warm_up_steps(), lambda: spawn(read_and_say()), 1000)
+    steps = [*adapter.warm_up_steps(), *first_use]
+    run_when_idle(page, steps, lambda: spawn(read_and_say()), 1000)

@@ -7,14 +7,15 @@ first words. The widget runs these steps one per idle callback after ready
 (browser/widget.py `run_when_idle`), leaves first, so each is a task of its own.
 """
 
-import importlib
-from collections.abc import Callable
 from typing import Final
+
+from ..warm_up import Step, built, imported
 
 ASK_EVENTS: Final = "agentskit_web.protocol.ask_events"
 """The Ask events' models, built one per step."""
 
 ANSWER_PATH_MODULES: Final = (
+    "encodings.utf_8_sig",  # the body's decoder
     ASK_EVENTS,
     "agentskit_web.protocol.content",
     "agentskit_web.protocol.ask_stream",
@@ -30,18 +31,10 @@ COMPONENTS_MODULE: Final = "agentskit_web.chat.components.standard"
 """The standard components (the source list every answer shows), deferred until one comes."""
 
 
-def _imported(name: str) -> Callable[[], object]:
-    return lambda: importlib.import_module(name)
-
-
-def _built(model: str) -> Callable[[], object]:
-    return lambda: getattr(importlib.import_module(ASK_EVENTS), model).model_rebuild()
-
-
-def answer_path_steps() -> list[Callable[[], object]]:
+def answer_path_steps() -> list[Step]:
     """The imports, then each event model built, then the standard components."""
     return [
-        *(_imported(name) for name in ANSWER_PATH_MODULES),
-        *(_built(model) for model in EVENT_MODELS),
-        _imported(COMPONENTS_MODULE),
+        *(imported(name) for name in ANSWER_PATH_MODULES),
+        *(built(ASK_EVENTS, model) for model in EVENT_MODELS),
+        imported(COMPONENTS_MODULE),
     ]
