@@ -4,7 +4,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
-from itertools import count
+from itertools import count, groupby
 from typing import Any
 
 import pytest
@@ -157,6 +157,54 @@ def test_a_streamed_answer_emits_only_small_events() -> None:
     request = transport.requests[0]
     assert request["messages"] == [{"role": "user", "content": "How do I install?"}]
     assert request["sessionId"] == "s-m-1"
+    assert [m["role"] for m in stored(store)] == ["user", "assistant"]
+
+
+def test_an_answer_that_arrives_at_once_is_rendered_in_slices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every STREAM_SLICE_SECONDS of work on chunks the turn yields to the event loop (in the
+    page, the task ends there), and the save gets a slice of its own. Each chunk costs a
+    quarter of the slice on a fake clock, so a slice is exactly four chunks: the fourth
+    reaches the bound and yields, the third does not."""
+    from agentskit_web.chat import conversation as module
+
+    monkeypatch.setattr(module, "STREAM_SLICE_SECONDS", 0.5)
+    calls = count()
+    # started, finished, started, ...: each chunk 0.125 s, nothing between chunks
+    monkeypatch.setattr(module, "monotonic", lambda: ((next(calls) + 1) // 2) * 0.125)
+    body = ndjson(*({"type": "text", "delta": f"w{i} "} for i in range(11)), {"type": "done"})
+    conversation, _events, store = make(Transport([b"".join(body)]))
+    ticks = 0
+    seen: list[int] = []  # the ticker's count when each chunk's parts were applied
+    saved_at: list[int] = []
+    conversation.subscribe(
+        lambda event: (
+            seen.append(ticks)
+            if isinstance(event, PartsAppended)
+            else saved_at.append(ticks)
+            if isinstance(event, StatusChanged) and event.status == "idle"
+            else None
+        )
+    )
+
+    async def main() -> None:
+        nonlocal ticks
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0)
+                ticks += 1
+
+        other = asyncio.create_task(ticker())
+        assert await conversation.send("How do I install?")
+        other.cancel()
+
+    run(main())
+    runs = [len(list(group)) for _, group in groupby(seen)]
+    assert runs == [4, 4, 3]  # the other task ran between slices, never inside one
+    assert saved_at and saved_at[0] > seen[-1]  # the save is a slice of its own
     assert [m["role"] for m in stored(store)] == ["user", "assistant"]
 
 

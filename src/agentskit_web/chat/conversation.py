@@ -36,6 +36,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from time import monotonic
 from typing import Any, Final, Literal, Protocol
 
 from ..protocol.content import AssistantContentReader
@@ -60,6 +61,13 @@ LOAD_FAILED_NOTICE: Final = "A saved conversation could not be restored; startin
 CLEAR_FAILED_NOTICE: Final = "The saved conversation could not be removed from this browser."
 STREAM_FAILED_MESSAGE: Final = "The answer could not be completed."
 RECONNECTING_NOTICE: Final = "Connection lost; reconnecting…"
+STREAM_SLICE_SECONDS: Final = 0.03
+"""Work on a stream's chunks (rendering them) between two yields to the event loop. An
+answer that arrives at once (a fast server, a static answer) would otherwise be rendered
+and saved in one main-thread task: 150-240 ms on a phone (docs/design/boot-long-tasks.md,
+"The first question"). In the page a yield ends the task, so the page paints and takes
+input between slices; 30 ms of work stays under Lighthouse's 50 ms long-task floor with
+room for the chunk that crosses it."""
 
 
 @dataclass(frozen=True)
@@ -443,9 +451,18 @@ class Conversation:
         try:
             source = self._create_source(history, escalation, edit)
             self._source = source
+            worked = 0.0  # seconds spent on chunks since the last yield
             async for chunk in source:
-                if not self._apply_chunk(answer, reader, chunk, pieces):
+                started = monotonic()
+                applied = self._apply_chunk(answer, reader, chunk, pieces)
+                worked += monotonic() - started
+                if not applied:
                     break
+                if worked >= STREAM_SLICE_SECONDS:
+                    worked = 0.0
+                    await asyncio.sleep(0)
+            if worked:
+                await asyncio.sleep(0)  # the save and the final render are a slice of their own
         except asyncio.CancelledError:
             answer.content = "".join(pieces)
             answer.status = "error" if answer.error else "complete"
