@@ -112,10 +112,18 @@ def widget_state(page: Page) -> str | None:
 
 
 def show_intent(page: Page) -> None:
-    """What a reader's pointer over the box does: the loader starts the runtime (boot=intent)."""
+    """What a reader reaching for the box does: the loader starts the runtime (boot=intent).
+
+    Inline: the pointer over the box. Launcher: a click on its button, which opens the
+    dialog (the question box is in it), unless a dialog is already open.
+    """
     page.wait_for_selector("agentskit-ask[data-state]", state="attached")
     for host in page.locator("agentskit-ask").all():
-        host.dispatch_event("pointerenter")
+        launcher = host.locator(".ak-launcher")
+        if launcher.count() and not page.locator("agentskit-ask dialog[open]").count():
+            launcher.click()
+        else:
+            host.dispatch_event("pointerenter")
 
 
 def wait_for_state(page: Page, state: str) -> None:
@@ -203,6 +211,18 @@ class BackgroundServer:
 
     def __exit__(self, *_exc: object) -> None:
         self.stop()
+
+
+def serve_demo_inline(page_or_context: Any, demo_url: str, dist: Path) -> None:
+    """Serve the demo's home page (index.html: the launcher layout) with its box inline:
+    for tests of what the box itself shows before anything opens it."""
+    html = (dist / "index.html").read_text(encoding="utf-8")
+    body = html.replace('layout="launcher"', 'layout="inline"', 1)
+    assert body != html, "the demo page no longer writes layout=launcher"
+    page_or_context.route(
+        demo_url + "/",
+        lambda route: route.fulfill(status=200, content_type="text/html; charset=utf-8", body=body),
+    )
 
 
 def ask(page: Page, question: str) -> None:

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from agentskit_web.server.demo_server import DemoServer
-from e2e_support import ROOT, Watch, running_demo, wait_for_state
+from e2e_support import ROOT, Watch, running_demo, serve_demo_inline, wait_for_state
 
 AXE = ROOT / "web" / "node_modules" / "axe-core" / "axe.min.js"
 QUESTION = "How do I configure rate limiting?"
@@ -66,27 +66,14 @@ def _axe(page: Page, when: str) -> None:
     assert not violations, f"axe-core, {when}:\n{_describe(violations)}"
 
 
-def _launcher_page(dist: Path) -> str:
-    html = (dist / "index.html").read_text(encoding="utf-8")
-    changed = html.replace("<agentskit-ask ", '<agentskit-ask layout="launcher" ', 1)
-    assert changed != html
-    return changed
-
-
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("layout", ["inline", "launcher"])
 def test_axe_finds_no_violation(
     page: Page, demo: DemoServer, dist: Path, scheme: str, layout: str
 ) -> None:
     page.emulate_media(color_scheme=scheme)
-    if layout == "launcher":
-        body = _launcher_page(dist)
-        page.route(
-            demo.url + "/",
-            lambda route: route.fulfill(
-                status=200, content_type="text/html; charset=utf-8", body=body
-            ),
-        )
+    if layout == "inline":
+        serve_demo_inline(page, demo.url, dist)
     page.goto(demo.url + "/")
     host = page.locator("agentskit-ask")
     expect(host.locator(".ak-box" if layout == "inline" else ".ak-launcher")).to_be_visible()
@@ -134,14 +121,8 @@ def test_axe_finds_no_violation_in_a_returning_readers_glance(
     key = json.dumps("agentskit-web-docs:ask:glance")  # the demo's storage-key + ":glance"
     page.add_init_script(f"localStorage.setItem({key}, {json.dumps(glance)});")
     page.route("**/runtime.*/**", lambda route: None)  # held: the glance stays on screen
-    if layout == "launcher":
-        body = _launcher_page(dist)
-        page.route(
-            demo.url + "/",
-            lambda route: route.fulfill(
-                status=200, content_type="text/html; charset=utf-8", body=body
-            ),
-        )
+    if layout == "inline":
+        serve_demo_inline(page, demo.url, dist)
     page.goto(demo.url + "/")
     host = page.locator("agentskit-ask")
     if layout == "launcher":

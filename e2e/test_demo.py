@@ -17,11 +17,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Request, expect
+from playwright.sync_api import Browser, BrowserContext, Page, Request, expect
 
 from agentskit_web.build.docs_pages import published_sources
 from agentskit_web.server.demo_server import DemoServer
-from e2e_support import Watch, ask, running_demo, settled, wait_for_state
+from e2e_support import Watch, ask, running_demo, settled, wait_for_state, widget_state
 
 STREAM_PACE_SECONDS = 0.02  # slow enough to see the text grow, fast enough for a test
 DOCS_QUESTION = "How do I configure rate limiting?"
@@ -188,3 +188,34 @@ def test_edit_on_the_ask_path_asks_again_with_the_edited_history(
     expect(answer).to_have_attribute("data-status", "complete")
     expect(page.locator("agentskit-ask .ak-user-text")).to_have_text(EDITED_QUESTION)
     assert _messages(page) == ["user", "assistant"]
+
+
+DEMO_PAGES = ("/", "/docs/embedding.html")
+VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+# The relative luminance of an element's computed background (0 black, 1 white).
+BACKGROUND_LUMINANCE = """(element) => {
+  const [r, g, b] = getComputedStyle(element).backgroundColor.match(/[\\d.]+/g).map(Number);
+  const linear = (c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4);
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+}"""
+
+
+@pytest.mark.parametrize("size", sorted(VIEWPORTS))
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_demo_page_shows_the_ask_button_at_once_in_the_system_scheme(
+    browser: Browser, demo: DemoServer, watch: Watch, size: str, scheme: str
+) -> None:
+    """A reader on a phone meets the box the way a plugin-built site shows it: a button in
+    the first viewport of every page, the page and the box both dark on a dark system."""
+    context = browser.new_context(viewport=VIEWPORTS[size], color_scheme=scheme)
+    try:
+        page = _open(context, watch)
+        for path in DEMO_PAGES:
+            page.goto(demo.url + path)
+            expect(page.locator("agentskit-ask .ak-launcher")).to_be_in_viewport(ratio=1)
+            page_dark = page.locator("body").evaluate(BACKGROUND_LUMINANCE) < 0.2
+            box_dark = page.locator("agentskit-ask .ak-widget").evaluate(BACKGROUND_LUMINANCE) < 0.2
+            assert (page_dark, box_dark) == (scheme == "dark",) * 2, path
+            assert widget_state(page) == "idle", "the page booted Python before any intent"
+    finally:
+        context.close()

@@ -42,7 +42,7 @@ def test_a_page_view_loads_only_the_loader_until_a_reader_shows_intent(
     }
     assert len(stylesheets) == 1
     assert fetched - stylesheets == PAGE_VIEW_FILES, "no Pyodide, no wheels on a page view"
-    assert page.locator("agentskit-ask .ak-input").is_visible(), "the box is drawn and typeable"
+    assert page.locator("agentskit-ask .ak-launcher").is_visible(), "the Ask button is drawn"
     assert widget_state(page) == "idle"
 
     show_intent(page)
@@ -74,7 +74,8 @@ def test_a_question_asked_while_booting_is_kept_and_sent_when_ready(
     page.route("**/pyodide.asm.wasm", hold)
     page.goto(site.url + "/")
     question = page.locator("agentskit-ask .ak-input")
-    question.click()  # focus is intent: the runtime starts loading
+    page.locator("agentskit-ask .ak-launcher").click()  # intent: the runtime starts loading
+    expect(question).to_be_focused()  # the box opens with its question box focused
     question.type("Is anyone there?")
     page.locator("agentskit-ask .ak-send").click()
     status = page.locator("agentskit-ask .ak-status")

@@ -27,7 +27,7 @@ from agentskit_web.chat.memory.glance import (
 )
 from agentskit_web.server.demo_server import DemoServer
 from agentskit_web.testing import AskWidget
-from e2e_support import BOOT_TIMEOUT_MS, Watch, running_demo
+from e2e_support import BOOT_TIMEOUT_MS, Watch, running_demo, serve_demo_inline
 
 QUESTION = "How do I configure rate limiting?"
 SAVED = """() => {
@@ -57,6 +57,13 @@ def demo(dist: Path) -> Iterator[DemoServer]:
 @pytest.fixture
 def watch(demo: DemoServer) -> Watch:
     return Watch(origin=demo.url)
+
+
+@pytest.fixture(autouse=True)
+def _inline_box(context: BrowserContext, demo: DemoServer, dist: Path) -> None:
+    """These tests read the glance in the box itself, so the demo's home page is served with
+    its box inline (the launcher's glance, in its dialog, is test_first_minute.py's)."""
+    serve_demo_inline(context, demo.url, dist)
 
 
 def _watched(context: BrowserContext, watch: Watch) -> Page:

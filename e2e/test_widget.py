@@ -479,7 +479,7 @@ def test_hostile_stored_answers_render_inert(page: Page, widget_site: WidgetSite
 
 def _shot(page: Page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    page.locator("agentskit-ask").screenshot(path=str(ARTIFACTS / f"widget-{name}.png"))
+    page.locator("agentskit-ask .ak-box").screenshot(path=str(ARTIFACTS / f"widget-{name}.png"))
 
 
 def test_screenshots_light_dark_streaming_error_sources(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .harness import BOOT_TIMEOUT_MS, Session
+from .harness import BOOT_TIMEOUT_MS, INTENT_AT_LOAD, Session
 
 # Installed in every page before its own scripts: collect long tasks from the start.
 LONGTASK_OBSERVER = """
@@ -74,14 +74,6 @@ WIDGET = PageKind(
     "agentskit:shell-painted",
     intent_at_load=True,
 )
-# Module scripts run before DOMContentLoaded, so the element is defined by then.
-INTENT_AT_LOAD = """
-document.addEventListener("DOMContentLoaded", () => {
-  for (const host of document.querySelectorAll("agentskit-ask")) {
-    host.dispatchEvent(new Event("pointerenter"));
-  }
-});
-"""
 
 
 @dataclass

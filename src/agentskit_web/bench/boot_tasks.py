@@ -7,10 +7,11 @@ backend on 127.0.0.1), with the CPU slowed 4x through the DevTools protocol
 (`Emulation.setCPUThrottlingRate`, Lighthouse's mobile profile) and unthrottled beside.
 
 Each run is one fresh browser context per CPU rate: the widget's page loads, and once it
-has loaded the reader shows intent (`pointerenter` on the element); long tasks
-(PerformanceObserver "longtask") are counted from the loader's `agentskit:intent` mark to
-4 s after `agentskit:ready`. Then the first question is typed and sent, and counted from
-the Enter key to the answer's end. Warm is a reload of the same context (the
+has loaded the reader shows intent (a click on the launcher, which opens the box as its
+dialog, or `pointerenter` on an inline box); long tasks (PerformanceObserver "longtask")
+are counted from the loader's `agentskit:intent` mark to 4 s after `agentskit:ready`.
+Then the first question is typed and sent, and counted from the Enter key to the answer's
+end. Warm is a reload of the same context (the
 conversation key removed, so the reload is not a returning reader). The baseline of the
 same run is the bare Pyodide + pydantic page (bench/raw.html) in its own context, counted
 from navigation to 4 s after `raw:ready`; the order of the two alternates per run.
@@ -36,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .boot_runs import LONGTASK_OBSERVER
-from .harness import BOOT_TIMEOUT_MS, Session
+from .harness import BOOT_TIMEOUT_MS, SHOW_INTENT, Session
 from .static_browser import CORPUS, build_corpus_site, serve
 
 TASK_GOAL_MS = 200.0
@@ -71,8 +72,6 @@ READ_TIMELINE = """() => {
   }
   return { marks, tasks: window.__akLongTasks || [], now: performance.now() };
 }"""
-SHOW_INTENT = """() => document.querySelector("agentskit-ask")
-  .dispatchEvent(new Event("pointerenter"))"""
 # The element's conversation key, as the loader reads it (storage-key, else by chat-id).
 FORGET_CONVERSATION = """() => {
   const host = document.querySelector("agentskit-ask");

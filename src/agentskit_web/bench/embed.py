@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import BOOT_TIMEOUT_MS, chromium_launch_options
+from .harness import BOOT_TIMEOUT_MS, SHOW_INTENT, chromium_launch_options
 
 BYTES_GOAL = 60_000
 TBT_GOAL_MS = 10.0
@@ -179,7 +179,7 @@ def _wait_quiet(page: Any) -> None:
 
 def _intent_and_ready(page: Any) -> None:
     page.wait_for_selector("agentskit-ask[data-state=idle]", state="attached")
-    page.dispatch_event("agentskit-ask", "pointerenter")
+    page.evaluate(SHOW_INTENT)
     page.wait_for_selector(
         "agentskit-ask[data-state=ready], agentskit-ask[data-state=error]",
         state="attached",

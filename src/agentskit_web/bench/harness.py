@@ -25,6 +25,23 @@ CHROMIUM_FLAGS = (
 )
 BOOT_TIMEOUT_MS = 240_000
 
+# A reader reaching for the box, which is the loader's intent: a click on the launcher's
+# button (the box opens as its dialog, so what is measured is laid out and painted as the
+# reader sees it), else the pointer over an inline box.
+_REACH_FOR = """(host) => {
+  const launcher = host.shadowRoot && host.shadowRoot.querySelector(".ak-launcher");
+  if (launcher) launcher.click();
+  else host.dispatchEvent(new Event("pointerenter"));
+}"""
+SHOW_INTENT = f"""() => ({_REACH_FOR})(document.querySelector("agentskit-ask"))"""
+# The same as an init script: module scripts run before DOMContentLoaded, so the element is
+# defined and drawn by then.
+INTENT_AT_LOAD = f"""
+document.addEventListener("DOMContentLoaded", () => {{
+  document.querySelectorAll("agentskit-ask").forEach({_REACH_FOR});
+}});
+"""
+
 
 def chromium_executable() -> str:
     """Debian's chromium (never a Playwright-downloaded browser)."""

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .harness import BOOT_TIMEOUT_MS, Session
+from .harness import BOOT_TIMEOUT_MS, INTENT_AT_LOAD, Session
 
 WARM_GOAL_MS = 500.0
 WARM_RATIO_GOAL = 0.6
@@ -39,13 +39,6 @@ RAW_PATH = "/bench/raw.html"
 PLAIN = "/?plain"
 KEEP = "/?keep"
 
-INTENT_AT_LOAD = """
-document.addEventListener("DOMContentLoaded", () => {
-  for (const host of document.querySelectorAll("agentskit-ask")) {
-    host.dispatchEvent(new Event("pointerenter"));
-  }
-});
-"""
 READ_WIDGET = """() => {
   const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
   const host = document.querySelector("agentskit-ask");

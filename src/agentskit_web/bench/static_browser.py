@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import BOOT_TIMEOUT_MS, chromium_launch_options
+from .harness import BOOT_TIMEOUT_MS, SHOW_INTENT, chromium_launch_options
 
 ROOT = Path(__file__).resolve().parents[3]
 CORPUS = ROOT.parent / "shared" / "corpora" / "starlette"
@@ -227,7 +227,7 @@ def _booted(context: Any, url: str) -> Any:
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("agentskit-ask[data-state]", state="attached")
-    page.locator("agentskit-ask").dispatch_event("pointerenter")
+    page.evaluate(SHOW_INTENT)
     page.wait_for_selector(
         "agentskit-ask[data-state=ready], agentskit-ask[data-state=error]",
         state="attached",

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .harness import BOOT_TIMEOUT_MS, Session, open_session
+from .harness import BOOT_TIMEOUT_MS, INTENT_AT_LOAD, Session, open_session
 
 GOAL_BYTES = 7_000_000
 MOONSHOT_BYTES = 5_000_000
@@ -128,8 +128,6 @@ def compare_member_compression(dist: Path, files: list[str]) -> dict[str, Sizes]
 
 def record_cold_load(session: Session) -> list[str]:
     """URLs one cold load of the docs home fetches until the widget is ready (intent at load)."""
-    from .boot_runs import INTENT_AT_LOAD
-
     context = session.browser.new_context()
     context.add_init_script(INTENT_AT_LOAD)
     urls: list[str] = []
