@@ -308,11 +308,14 @@ async function inSlices(steps) {
 }
 
 // The widget's imports one module at a time (browser/boot_imports.py lists them, leaves
-// first): one import of the embed module would be one task as long as all of them. The
-// list is a hint: a name that fails here fails again, and is reported, in the embed's import.
+// first; then, on a site with a static index, the static answers' own): one import of
+// the embed module would be one task as long as all of them. The list is a hint: a name
+// that fails here fails again, and is reported, in the embed's import.
 async function importInSlices(pyodide) {
   const order = pyodide.pyimport(BOOT_IMPORTS_MODULE);
   const names = order.BOOT_IMPORTS.toJs();
+  // A site with a static index: its answers adapter and search, which the mount imports.
+  if (staticIndexURL()) names.push(...order.STATIC_ANSWERS_IMPORTS.toJs());
   order.destroy();
   const tryImport = (name) => () => {
     try {

@@ -97,6 +97,32 @@ BOOT_IMPORTS: Final = (
     "agentskit_web.browser.embed",
 )
 
+STATIC_ANSWERS_IMPORTS: Final = (
+    "unicodedata",
+    "agentskit_web.answering.porter",
+    "agentskit_web.answering.text_terms",
+    "agentskit_web.answering.page_roles",
+    "agentskit_web.answering.chunk",
+    "agentskit_web.answering.inverted_index",
+    "agentskit_web.answering.query_terms",
+    "agentskit_web.answering.decline",
+    "agentskit_web.answering.changelog",
+    "agentskit_web.answering.distinct",
+    "agentskit_web.answering.question_split",
+    "agentskit_web.answering.reference",
+    "agentskit_web.answering.ranking",
+    "agentskit_web.answering.site_index",
+    "agentskit_web.answering.static_index",
+    "agentskit_web.chat.ask.warm_up",
+    "agentskit_web.chat.static_answers",
+)
+"""What a page whose site published a static index imports besides the embed: the static
+answers adapter and the search it runs (chat/static_answers.py), leaves first as `-X
+importtime` completes them. The embed defers them (a backend page never needs them), so
+the mount imported them in its own task: 130-230 ms of its 150-350 at 4x CPU on the
+Starlette docs. The loader imports these after BOOT_IMPORTS, in the same slices, when the
+page names a static index (`agentskitAsk.staticIndex`)."""
+
 MARKDOWN_IMPORTS: Final = (
     "markdown_it.common",
     "markdown_it.common.entities",
