@@ -9,6 +9,7 @@ from agentskit_web.answering.citation import (
     OPENING_MAX_CHARS,
     OPENING_MAX_WORDS,
     cited_sources,
+    opening_line,
     opening_words,
     source_titles,
 )
@@ -51,6 +52,33 @@ def test_sources_whose_opening_words_agree_too_are_numbered() -> None:
         "Battery › Storage (“In winter, store the lantern indoors…”) (1)",
         "Battery › Storage (“In winter, store the lantern indoors…”) (2)",
     ]
+
+
+def test_the_opening_words_skip_the_labels_a_section_opens_with() -> None:
+    """Material's tabs put every label first ("Summer", "Winter"), an admonition its
+    title: the quote starts at the first line that reads as a sentence."""
+    tabs = "Summer\nWinter\nIn summer, keep the lantern out of direct sun.\nIn winter, store it."
+    note = "Cold weather\nCharging below freezing point damages the cells!"
+    plain = "Before storing it for months, leave the cells half full."
+    passages = [
+        _passage("Battery", "Storage", tabs),
+        _passage("Battery", "Storage", plain),
+        _passage("Battery", "Storage", note),
+    ]
+    assert source_titles(passages) == [
+        "Battery › Storage (“In summer, keep the lantern out…”)",
+        "Battery › Storage (“Before storing it for months, leave…”)",
+        "Battery › Storage (“Charging below freezing point damages the…”)",
+    ]
+
+
+def test_a_source_with_no_line_that_reads_as_a_sentence_opens_at_its_start() -> None:
+    labels = "pip\nuv\nconda"
+    later = "Install it:\npip\nuv"
+    assert opening_line(labels) == labels
+    assert opening_line(later) == later  # a line ending in ":" reads as a sentence
+    assert opening_line("Note\nSee `run()`.") == "See `run()`."
+    assert opening_line("Tip\nSee (the guide).") == "See (the guide)."
 
 
 def test_a_source_with_no_text_quotes_its_code_and_else_its_number() -> None:

@@ -8,7 +8,11 @@ passages; this module is the one place its sources are built, so the two cannot 
 A title is `Page › Section` (`Passage.title`). Two sources with the same title (two
 "Usage" sections, a page's two "Storage" headings) would read as one source listed
 twice, so each of them gets its quoted opening words: `Usage (“Install the package…”)`.
-When even those agree, the source's number in the list tells them apart.
+When even those agree, the source's number in the list tells them apart. The words are
+quoted from the passage's first line that reads as a sentence: a section's text can open
+with labels (MkDocs Material's tabs put every tab's label before the first tab's text, an
+admonition its title), and "Summer Winter In summer…" names no part of the page a reader
+would recognise.
 """
 
 import re
@@ -24,6 +28,8 @@ OPENING_MAX_WORDS: Final = 6
 OPENING_MAX_CHARS: Final = 48
 """Most characters of those words (the cut falls between words, then "…" is added)."""
 ELLIPSIS: Final = "…"
+SENTENCE_LINE_END: Final = re.compile(r"[.!?:][)\"'”’]*$")
+"""How a line that reads as a sentence ends (a label, tab or admonition title, does not)."""
 
 
 def opening_words(text: str) -> str:
@@ -41,6 +47,16 @@ def opening_words(text: str) -> str:
     return opening + ELLIPSIS if opening and opening != " ".join(words) else opening
 
 
+def opening_line(text: str) -> str:
+    """`text` from its first line that ends as a sentence does (SENTENCE_LINE_END), past
+    the labels before it; all of `text` when no line does."""
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if SENTENCE_LINE_END.search(line.strip()):
+            return "\n".join(lines[number:])
+    return text
+
+
 def _with_suffix(title: str, suffix: str) -> str:
     """`title` then `suffix`, the title cut so the whole fits the wire's bound."""
     room = SOURCE_TITLE_MAX_CHARS - len(suffix)
@@ -55,7 +71,7 @@ def source_titles(passages: Sequence[Passage]) -> list[str]:
     shared = Counter(titles)
     quoted: list[str] = []
     for title, passage in zip(titles, passages, strict=True):
-        opening = opening_words(passage.text or passage.code)
+        opening = opening_words(opening_line(passage.text) or passage.code)
         if shared[title] > 1 and opening:
             title = _with_suffix(title, f" (“{_plain(opening)}”)")
         quoted.append(title)
