@@ -82,12 +82,17 @@ class Samples:
 
     ready: list[float] = field(default_factory=list)
     shell: list[float] = field(default_factory=list)
+    first_paint: list[float] = field(default_factory=list)
+    """First contentful paint: the bare page's is the shell figure's baseline (the
+    browser's own first paint of a page with nothing of ours)."""
     long_tasks: list[float] = field(default_factory=list)
     mount: list[float] = field(default_factory=list)
 
     def add(self, timing: dict[str, Any]) -> None:
         self.ready.append(float(timing["ready"]))
         self.long_tasks.append(float(timing["longTasks"]))
+        if timing["fcp"] is not None:
+            self.first_paint.append(float(timing["fcp"]))
         if timing["mount"] is not None:
             self.mount.append(float(timing["mount"]))
         if timing["shell"] is not None:
