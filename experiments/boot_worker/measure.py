@@ -33,7 +33,7 @@ import statistics
 from typing import Any
 
 from agentskit_web.bench.boot_runs import LONGTASK_OBSERVER
-from agentskit_web.bench.boot_tasks import AFTER_READY_MS, BLOCKING_FLOOR_MS
+from agentskit_web.bench.boot_tasks import AFTER_READY_MS, window
 from agentskit_web.bench.harness import BOOT_TIMEOUT_MS, open_session, runtime_path
 
 FORMS = ("main", "worker", "worker+module")
@@ -123,12 +123,8 @@ def load(page: Any, navigate: Any) -> dict[str, float]:
         raise RuntimeError(page.text_content("#status"))
     page.wait_for_timeout(AFTER_READY_MS)
     read = page.evaluate(READ)
-    tasks = [d for s, d in read["tasks"] if s <= read["ready"] + AFTER_READY_MS]
-    return {
-        "ready": read["ready"],
-        "longest": max(tasks, default=0.0),
-        "blocking": sum(max(0.0, d - BLOCKING_FLOOR_MS) for d in tasks),
-    }
+    span = window(read["tasks"], 0.0, read["ready"] + AFTER_READY_MS)
+    return {"ready": read["ready"], "longest": span.longest, "blocking": span.blocking}
 
 
 def serve(context: Any, path: str, body: str, content_type: str) -> None:
